@@ -1,0 +1,7 @@
+//! The generated host bindings of `wit/lingxi-plugin.wit`. Private: the crate
+//! re-exports an explicit list of these types from `lib.rs`.
+
+wasmtime::component::bindgen!({
+    world: "lingxi-plugin",
+    path: "../wit",
+});

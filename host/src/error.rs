@@ -1,0 +1,103 @@
+//! Errors at the library boundary. Each says what happened and what to do.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Loading a component failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The engine could not be configured.
+    #[error("cannot create the WebAssembly engine: {0}")]
+    Engine(String),
+    /// The file could not be read.
+    #[error("cannot read component {}: {source}", path.display())]
+    Read {
+        /// The component path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid component.
+    #[error(
+        "{name} is not a valid WebAssembly component ({reason}); build the plugin with `cargo build --release --target wasm32-wasip2`"
+    )]
+    Compile {
+        /// Where the component came from.
+        name: String,
+        /// What the engine said.
+        reason: String,
+    },
+    /// The component does not fit the `lingxi:plugin` world.
+    #[error(
+        "{name} is not a LingXi plugin component ({reason}); plugins must export lingxi:plugin/plugin@0.1.0, e.g. by using lingxi-plugin-sdk's export_plugin!"
+    )]
+    World {
+        /// Where the component came from.
+        name: String,
+        /// What the linker said.
+        reason: String,
+    },
+    /// Asking the plugin for its manifest failed.
+    #[error("{name}: the plugin failed while reporting its manifest: {reason}")]
+    Manifest {
+        /// Where the component came from.
+        name: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// A call into a plugin failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The plugin answered with an error; its text is passed through verbatim.
+    #[error("{0}")]
+    Plugin(String),
+    /// The call ran past its deadline and was stopped.
+    #[error(
+        "{call} did not finish within {:.1} s and was stopped; the plugin was restarted and will answer the next request (raise the limit with --timeout SECONDS)",
+        limit.as_secs_f64()
+    )]
+    Timeout {
+        /// What was called, e.g. `tool.execute 'spin'`.
+        call: String,
+        /// The deadline in force.
+        limit: Duration,
+    },
+    /// The call used more memory than allowed.
+    #[error(
+        "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the limit with --max-memory MIB)",
+        limit_bytes / (1024 * 1024)
+    )]
+    Memory {
+        /// What was called.
+        call: String,
+        /// The limit in force.
+        limit_bytes: usize,
+    },
+    /// The plugin crashed (panic, abort, unreachable, out-of-bounds access…).
+    #[error("{call} crashed the plugin ({reason}); the plugin was restarted and will answer the next request")]
+    Trap {
+        /// What was called.
+        call: String,
+        /// The trap, as the engine describes it.
+        reason: String,
+    },
+    /// A fresh instance could not be created.
+    #[error("cannot start plugin {plugin}: {reason}")]
+    Instantiate {
+        /// The plugin id.
+        plugin: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// A `host.snapshot` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// The snapshot's IPC version is not one this launcher speaks. The
+    /// previously applied snapshot stays in force.
+    #[error("Unsupported host IPC version {0}; this plugin speaks [1].")]
+    UnsupportedVersion(i64),
+}

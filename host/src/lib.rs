@@ -1,0 +1,54 @@
+//! # lingxi-wasm-host
+//!
+//! Runs LingXi plugins compiled to WebAssembly components (`wasm32-wasip2`,
+//! built with `lingxi-plugin-sdk`) in a deny-by-default wasmtime sandbox.
+//!
+//! Where things are decided:
+//! - [`protocol`]: the JSON-Lines wire format, both dialects, and its DTOs;
+//! - [`convert`]: WIT ↔ protocol conversion;
+//! - [`policy`]: which capabilities a plugin gets (declared ∩ granted) and how
+//!   they become WASI grants;
+//! - [`limits`]: deadlines and memory caps;
+//! - [`PluginHost`]: one plugin instance, typed calls, recovery after traps;
+//! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout.
+//!
+//! ```no_run
+//! use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime};
+//!
+//! let runtime = Runtime::new()?;
+//! let component = runtime.load_file("probe.wasm".as_ref())?;
+//! let mut plugin = PluginHost::new(component, Grant::default(), Limits::default());
+//! let handshake = plugin.initialize(Default::default())?;
+//! println!("{} tools", handshake.tools.len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod bindings;
+pub mod convert;
+mod engine;
+mod error;
+pub mod limits;
+mod plugin;
+pub mod policy;
+pub mod protocol;
+mod server;
+mod state;
+mod stdio;
+
+/// The WIT types of the `lingxi:plugin` world, as the host sees them.
+pub mod types {
+    pub use crate::bindings::lingxi::plugin::types::{
+        Capability, CommandCall, CommandDescriptor, CommandMessage, CommandResult,
+        ContextStateInfo, Handshake, HookEvent, HookPayload, InfoUnavailable, InitializeRequest,
+        Manifest, PeCoreInfo, PerformanceInfo, Presentation, RuntimeSnapshot, Timestamp,
+        ToolCall, ToolDescriptor, TurnSummary, WorkspaceInfo,
+    };
+}
+
+pub use engine::{PluginComponent, Runtime};
+pub use error::{CallError, LoadError, SnapshotError};
+pub use limits::Limits;
+pub use plugin::PluginHost;
+pub use policy::{Grant, Policy};
+pub use server::{MAX_LINE_BYTES, Server};
+pub use stdio::GUEST_TARGET;

@@ -1,0 +1,292 @@
+//! [`PluginHost`]: one sandboxed plugin, with typed calls for every protocol
+//! method, the latest snapshot, per-call deadlines, and recovery after traps.
+//!
+//! Instances are made lazily: the workspace root (and so the sandbox) is only
+//! known once the first snapshot arrived. After any trap or timeout the
+//! instance is dropped; the next call gets a fresh one, re-initialized with
+//! the last `plugin.initialize` request. Snapshots live on the host side, so
+//! nothing else needs re-applying.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::WasiCtxBuilder;
+
+use crate::bindings::LingxiPlugin;
+use crate::bindings::lingxi::plugin::types as wit;
+use crate::engine::PluginComponent;
+use crate::error::{CallError, SnapshotError};
+use crate::limits::Limits;
+use crate::policy::{Grant, Policy};
+use crate::protocol::SUPPORTED_IPC_VERSIONS;
+use crate::state::HostState;
+use crate::stdio::GuestOutput;
+
+/// A live instance and what it was built with.
+struct Live {
+    store: Store<HostState>,
+    bindings: LingxiPlugin,
+    root: Option<PathBuf>,
+    outputs: [GuestOutput; 2],
+}
+
+/// One plugin in its sandbox.
+pub struct PluginHost {
+    component: PluginComponent,
+    grant: Grant,
+    policy: Policy,
+    limits: Limits,
+    snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+    live: Option<Live>,
+    /// The last successful `plugin.initialize` request: replayed on every
+    /// fresh instance so a restarted plugin is active again.
+    initialized_with: Option<wit::InitializeRequest>,
+}
+
+impl PluginHost {
+    /// Prepares a plugin; nothing runs until the first call.
+    pub fn new(component: PluginComponent, grant: Grant, limits: Limits) -> Self {
+        let policy = Policy::decide(&component.manifest().capabilities, &grant);
+        PluginHost {
+            component,
+            grant,
+            policy,
+            limits,
+            snapshot: None,
+            live: None,
+            initialized_with: None,
+        }
+    }
+
+    /// The plugin's manifest.
+    pub fn manifest(&self) -> &wit::Manifest {
+        self.component.manifest()
+    }
+
+    /// The capability decision in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The latest accepted snapshot.
+    pub fn snapshot(&self) -> Option<&wit::RuntimeSnapshot> {
+        self.snapshot.as_deref()
+    }
+
+    /// `host.snapshot`: a snapshot of an unsupported IPC version is refused and
+    /// the previous one kept; an older one than stored is ignored; an equal or
+    /// newer one replaces the stored one entirely.
+    pub fn apply_snapshot(&mut self, snapshot: wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
+        if !SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
+            return Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version));
+        }
+        if let Some(stored) = &self.snapshot {
+            let key = |t: &wit::Timestamp| (t.seconds, t.nanoseconds);
+            if key(&snapshot.observed_at) < key(&stored.observed_at) {
+                tracing::debug!("ignoring a snapshot older than the stored one");
+                return Ok(());
+            }
+        }
+        self.snapshot = Some(Arc::new(snapshot));
+        Ok(())
+    }
+
+    /// `plugin.initialize`.
+    pub fn initialize(
+        &mut self,
+        request: wit::InitializeRequest,
+    ) -> Result<wit::Handshake, CallError> {
+        self.ensure_live(true)?;
+        let result = self.guard("plugin.initialize", |b, s| {
+            b.lingxi_plugin_plugin()
+                .call_initialize(s, &request)
+                .map(|r| r.map_err(CallError::Plugin))
+        });
+        if result.is_ok() {
+            self.initialized_with = Some(request);
+        }
+        result
+    }
+
+    /// `tool.execute`.
+    pub fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
+        self.ensure_live(false)?;
+        let label = format!("tool.execute '{}'", call.tool_name);
+        self.guard(&label, |b, s| {
+            b.lingxi_plugin_plugin()
+                .call_execute_tool(s, &call)
+                .map(|r| r.map_err(CallError::Plugin))
+        })
+    }
+
+    /// `command.execute`.
+    pub fn execute_command(
+        &mut self,
+        call: wit::CommandCall,
+    ) -> Result<wit::CommandResult, CallError> {
+        self.ensure_live(false)?;
+        let label = format!("command.execute '{}'", call.command_name);
+        self.guard(&label, |b, s| {
+            b.lingxi_plugin_plugin()
+                .call_execute_command(s, &call)
+                .map(|r| r.map_err(CallError::Plugin))
+        })
+    }
+
+    /// `hook.emit`.
+    pub fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
+        self.ensure_live(false)?;
+        let label = format!("hook.emit '{}'", payload.event.wire_name());
+        self.guard(&label, |b, s| {
+            b.lingxi_plugin_plugin()
+                .call_emit_hook(s, &payload)
+                .map(|r| r.map_err(CallError::Plugin))
+        })
+    }
+
+    /// End of session: lets a running plugin clean up, then drops it.
+    pub fn deactivate(&mut self) -> Result<(), CallError> {
+        if self.live.is_none() {
+            return Ok(());
+        }
+        let result = self.guard("deactivate", |b, s| {
+            b.lingxi_plugin_plugin().call_deactivate(s).map(Ok)
+        });
+        self.live = None;
+        self.initialized_with = None;
+        result
+    }
+
+    /// Where the workspace should be mounted now, if the policy mounts it.
+    fn desired_root(&self) -> Option<PathBuf> {
+        self.policy.workspace_perms()?;
+        self.grant.workspace.clone().or_else(|| {
+            let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
+            Some(PathBuf::from(&workspace.root_path))
+        })
+    }
+
+    /// Makes sure a live instance exists that mounts the current workspace
+    /// root. A fresh instance is re-initialized with the last successful
+    /// initialize request, unless `for_initialize` (the caller is about to).
+    fn ensure_live(&mut self, for_initialize: bool) -> Result<(), CallError> {
+        let root = self.desired_root();
+        if let Some(live) = &self.live {
+            if live.root == root {
+                return Ok(());
+            }
+            tracing::info!(
+                "[{}] workspace root changed to {}; restarting the plugin with the new root mounted",
+                self.manifest().id,
+                root.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+            );
+            self.live = None;
+        }
+        let live = self.instantiate(root)?;
+        self.live = Some(live);
+        if !for_initialize {
+            if let Some(request) = self.initialized_with.clone() {
+                self.guard("plugin.initialize (after restart)", |b, s| {
+                    b.lingxi_plugin_plugin()
+                        .call_initialize(s, &request)
+                        .map(|r| r.map(drop).map_err(CallError::Plugin))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
+        let id = self.manifest().id.clone();
+        let outputs = [GuestOutput::new(&id, "stdout"), GuestOutput::new(&id, "stderr")];
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
+        self.policy.apply(&mut wasi, &id, root.as_deref());
+        let runtime = &self.component.runtime;
+        let mut store = runtime.store(wasi, &id, &self.limits);
+        let bindings = self
+            .component
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| CallError::Instantiate {
+                plugin: id.clone(),
+                reason: format!("{e:#}"),
+            })?;
+        Ok(Live {
+            store,
+            bindings,
+            root,
+            outputs,
+        })
+    }
+
+    /// Runs one guest call with a fresh deadline and the current snapshot.
+    /// A trap (including a deadline or memory trap) drops the instance.
+    fn guard<R>(
+        &mut self,
+        label: &str,
+        call: impl FnOnce(&LingxiPlugin, &mut Store<HostState>) -> wasmtime::Result<Result<R, CallError>>,
+    ) -> Result<R, CallError> {
+        let Some(live) = self.live.as_mut() else {
+            return Err(CallError::Instantiate {
+                plugin: self.component.manifest().id.clone(),
+                reason: "no live instance".into(),
+            });
+        };
+        live.store.data_mut().snapshot = self.snapshot.clone();
+        live.store.set_epoch_deadline(self.limits.deadline_ticks());
+        let outcome = call(&live.bindings, &mut live.store);
+        for output in &live.outputs {
+            output.flush_partial();
+        }
+        match outcome {
+            Ok(result) => result,
+            Err(error) => {
+                self.live = None;
+                let error = self.classify(label, error);
+                tracing::warn!("[{}] {error}", self.component.manifest().id);
+                Err(error)
+            }
+        }
+    }
+
+    fn classify(&self, label: &str, error: wasmtime::Error) -> CallError {
+        let call = label.to_owned();
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => CallError::Timeout {
+                call,
+                limit: self.limits.call_timeout,
+            },
+            Some(Trap::AllocationTooLarge) => CallError::Memory {
+                call,
+                limit_bytes: self.limits.max_memory_bytes,
+            },
+            _ if format!("{error:#}").contains("forcing trap when growing memory") => {
+                CallError::Memory {
+                    call,
+                    limit_bytes: self.limits.max_memory_bytes,
+                }
+            }
+            _ => CallError::Trap {
+                call,
+                reason: trap_reason(&error),
+            },
+        }
+    }
+}
+
+/// The first line of the engine's description of a trap (the backtrace follows).
+fn trap_reason(error: &wasmtime::Error) -> String {
+    let full = format!("{error:#}");
+    let reason = full.lines().next().unwrap_or("unknown trap").trim();
+    match error.downcast_ref::<Trap>() {
+        Some(trap) => format!("{trap}"),
+        None => reason.to_owned(),
+    }
+}

@@ -1,0 +1,287 @@
+//! The protocol's DTOs as serde types (spec §3–§5). Decoding is strict where
+//! the spec calls a field required and lenient elsewhere: unknown fields are
+//! ignored, so a host that adds fields or snapshot sections never breaks us.
+
+use std::collections::BTreeMap;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+
+/// Seconds between the Unix epoch and Foundation's reference date
+/// (2001-01-01T00:00:00Z), the epoch of Core's numeric `observedAt`.
+pub const APPLE_EPOCH_OFFSET: f64 = 978_307_200.0;
+
+/// `host.snapshot` params.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotDto {
+    /// When the facts were observed, as Unix seconds.
+    #[serde(deserialize_with = "observed_at")]
+    pub observed_at: f64,
+    /// The snapshot's IPC version.
+    pub ipc_version: i64,
+    /// The workspace section.
+    #[serde(default)]
+    pub workspace: Option<WorkspaceDto>,
+    /// The P-Core / E-Core section.
+    #[serde(default)]
+    pub pe_core: Option<PeCoreDto>,
+    /// The conversation section.
+    #[serde(default)]
+    pub context_state: Option<ContextStateDto>,
+    /// The performance section.
+    #[serde(default)]
+    pub performance: Option<PerformanceDto>,
+}
+
+/// `workspace` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDto {
+    pub root_path: String,
+    pub is_git_repository: bool,
+    #[serde(default)]
+    pub current_git_branch: Option<String>,
+    #[serde(default)]
+    pub dirty_file_count: Option<i64>,
+    #[serde(default)]
+    pub primary_languages: Option<Vec<String>>,
+    pub core_version: String,
+}
+
+/// `peCore` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeCoreDto {
+    #[serde(default)]
+    pub p_core_tokens: Option<i64>,
+    #[serde(default)]
+    pub e_core_objects: Option<i64>,
+    #[serde(default)]
+    pub e_core_references: Option<i64>,
+    #[serde(default)]
+    pub last_eviction_trigger: Option<String>,
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    #[serde(default)]
+    pub background_task_count: Option<i64>,
+}
+
+/// `contextState` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextStateDto {
+    #[serde(default, rename = "activeModelID")]
+    pub active_model_id: Option<String>,
+    #[serde(default)]
+    pub total_token_usage: Option<i64>,
+    #[serde(default)]
+    pub context_window_percentage: Option<f64>,
+    #[serde(default)]
+    pub is_compacted: Option<bool>,
+    #[serde(default)]
+    pub message_count: Option<i64>,
+    #[serde(default)]
+    pub recent_turns: Option<Vec<TurnSummaryDto>>,
+}
+
+/// An element of `recentTurns`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSummaryDto {
+    pub turn_index: i64,
+    pub user_prompt_snippet: String,
+    pub assistant_response_snippet: String,
+    pub token_usage: i64,
+}
+
+/// `performance` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PerformanceDto {
+    #[serde(default)]
+    pub time_to_first_token_ms: Option<f64>,
+    #[serde(default)]
+    pub reasoning_duration_ms: Option<f64>,
+    #[serde(default)]
+    pub tool_execution_duration_ms: Option<f64>,
+    #[serde(default)]
+    pub provider_latency_average_ms: Option<f64>,
+    #[serde(default)]
+    pub is_rate_limited: Option<bool>,
+}
+
+/// `plugin.initialize` params (older hosts send none at all).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeDto {
+    #[serde(default, rename = "hostIPCVersion")]
+    pub host_ipc_version: Option<i64>,
+    #[serde(default)]
+    pub core_version: Option<String>,
+}
+
+/// `tool.execute` params: all four are required.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecuteDto {
+    pub tool_name: String,
+    pub arguments: String,
+    #[serde(rename = "sessionID")]
+    pub session_id: String,
+    #[serde(rename = "toolCallID")]
+    pub tool_call_id: String,
+}
+
+/// `command.execute` params.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecuteDto {
+    pub command_name: String,
+    pub arguments: Vec<String>,
+    #[serde(default, rename = "sessionID")]
+    pub session_id: Option<String>,
+}
+
+/// `hook.emit` params: all three are required (`metadata` may be `{}`).
+/// `event` stays a string so an event a newer host invents is acknowledged
+/// instead of refused.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookEmitDto {
+    pub event: String,
+    #[serde(rename = "subjectID")]
+    pub subject_id: String,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// The `plugin.initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandshakeDto {
+    pub manifest: ManifestDto,
+    pub ipc_version: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sdk_version: Option<String>,
+    pub tools: Vec<ToolDescriptorDto>,
+    pub commands: Vec<CommandDescriptorDto>,
+    pub supported_hooks: Vec<&'static str>,
+}
+
+/// `manifest` in the handshake.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManifestDto {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    pub capabilities: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum_core_version: Option<String>,
+}
+
+/// A tool descriptor; `inputSchema` is JSON Schema *text*.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescriptorDto {
+    pub name: String,
+    pub description: String,
+    pub input_schema: String,
+}
+
+/// A command descriptor; all five fields are always present.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandDescriptorDto {
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub description: String,
+    pub category: String,
+    pub argument_hint: String,
+}
+
+/// The `command.execute` result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandResultDto {
+    pub is_prompt: bool,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// `observedAt`: a number of seconds since 2001-01-01 (Core) or an ISO-8601
+/// string (doc dialect), normalised to Unix seconds.
+fn observed_at<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Number(f64),
+        Text(String),
+    }
+    match Raw::deserialize(deserializer)? {
+        Raw::Number(since_2001) if since_2001.is_finite() => Ok(since_2001 + APPLE_EPOCH_OFFSET),
+        Raw::Number(_) => Err(de::Error::custom("observedAt must be a finite number")),
+        Raw::Text(text) => parse_iso8601(&text).ok_or_else(|| {
+            de::Error::custom(format!(
+                "observedAt {text:?} is neither a number nor an ISO-8601 date-time"
+            ))
+        }),
+    }
+}
+
+/// Parses an ISO-8601 / RFC 3339 date-time into Unix seconds.
+pub fn parse_iso8601(text: &str) -> Option<f64> {
+    use time::format_description::well_known::{Iso8601, Rfc3339};
+    let parsed = time::OffsetDateTime::parse(text, &Rfc3339)
+        .or_else(|_| time::OffsetDateTime::parse(text, &Iso8601::DEFAULT))
+        .ok()?;
+    Some(parsed.unix_timestamp_nanos() as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn observed_at_accepts_both_dialects() {
+        let core: SnapshotDto =
+            serde_json::from_value(json!({"observedAt": 821692800, "ipcVersion": 1})).unwrap();
+        assert_eq!(core.observed_at, 1_800_000_000.0);
+        let doc: SnapshotDto = serde_json::from_value(
+            json!({"observedAt": "2027-01-15T08:00:00Z", "ipcVersion": 1, "performance": null}),
+        )
+        .unwrap();
+        assert_eq!(doc.observed_at, 1_800_000_000.0);
+        assert_eq!(doc.performance, None);
+        let offset: SnapshotDto = serde_json::from_value(
+            json!({"observedAt": "2027-01-15T16:00:00+08:00", "ipcVersion": 1}),
+        )
+        .unwrap();
+        assert_eq!(offset.observed_at, 1_800_000_000.0);
+        assert!(serde_json::from_value::<SnapshotDto>(json!({"observedAt": "soon", "ipcVersion": 1})).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_and_sections_are_ignored() {
+        let s: SnapshotDto = serde_json::from_value(json!({
+            "observedAt": 1.5, "ipcVersion": 1, "futureSection": {"x": 1},
+            "workspace": {"rootPath": "/r", "isGitRepository": false, "coreVersion": "1", "extra": true}
+        }))
+        .unwrap();
+        assert_eq!(s.workspace.unwrap().root_path, "/r");
+    }
+
+    #[test]
+    fn required_fields_are_required() {
+        assert!(serde_json::from_value::<ToolExecuteDto>(json!({"toolName": "t"})).is_err());
+        assert!(serde_json::from_value::<HookEmitDto>(json!({})).is_err());
+        assert!(serde_json::from_value::<WorkspaceDto>(json!({"rootPath": "/r", "isGitRepository": true})).is_err());
+    }
+}

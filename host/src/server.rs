@@ -1,0 +1,246 @@
+//! The JSONL server: reads request lines, drives a [`PluginHost`], writes
+//! exactly one response line per decodable request, in order (spec §2–§3).
+
+use std::io::{self, BufRead, Write};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::convert;
+use crate::error::CallError;
+use crate::plugin::PluginHost;
+use crate::protocol::wire::{self, Dialect, Request};
+use crate::protocol::{dto, method};
+
+/// Longest request line accepted, in bytes. A longer line is answered with an
+/// error (when its id can be read) and skipped; it never stalls the loop.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One JSONL session with one plugin.
+pub struct Server {
+    host: PluginHost,
+    /// The dialect of the last request that carried params.
+    last_dialect: Dialect,
+}
+
+/// What handling a request produced.
+type Outcome = Result<Option<Value>, String>;
+
+impl Server {
+    /// A session for `host`. Until a request carries params, answers use the
+    /// Core dialect.
+    pub fn new(host: PluginHost) -> Self {
+        Server {
+            host,
+            last_dialect: Dialect::Core,
+        }
+    }
+
+    /// The plugin being served.
+    pub fn host(&self) -> &PluginHost {
+        &self.host
+    }
+
+    /// Serves until EOF on `input`, then deactivates the plugin. Each response
+    /// is written as one line and flushed. Fails only if `output` fails.
+    pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = read_line_capped(&mut input, &mut line, MAX_LINE_BYTES)?;
+            if read == LineRead::Eof {
+                break;
+            }
+            let response = if read == LineRead::TooLong {
+                self.too_long(&line)
+            } else {
+                self.handle_bytes(&line)
+            };
+            if let Some(response) = response {
+                output.write_all(response.as_bytes())?;
+                output.write_all(b"\n")?;
+                output.flush()?;
+            }
+        }
+        if let Err(e) = self.host.deactivate() {
+            tracing::warn!("[{}] deactivate failed: {e}", self.host.manifest().id);
+        }
+        Ok(())
+    }
+
+    /// Handles one raw line (without its newline). `None` means no response:
+    /// the line was empty, or undecodable with no recoverable id.
+    pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
+        match std::str::from_utf8(line) {
+            Ok(text) => self.handle_line(text),
+            Err(e) => {
+                let text = String::from_utf8_lossy(line);
+                let id = wire::decode_request(&text).ok().flatten().map(|r| r.id);
+                self.undecodable(id, format!("request line is not valid UTF-8: {e}"))
+            }
+        }
+    }
+
+    /// Handles one line of text.
+    pub fn handle_line(&mut self, line: &str) -> Option<String> {
+        let request = match wire::decode_request(line) {
+            Ok(Some(request)) => request,
+            Ok(None) => return None,
+            Err(failure) => return self.undecodable(failure.id, failure.message),
+        };
+        let dialect = request.dialect.unwrap_or(self.last_dialect);
+        if let Some(d) = request.dialect {
+            self.last_dialect = d;
+        }
+        let id = request.id.clone();
+        Some(match self.dispatch(request) {
+            Ok(result) => wire::encode_success(&id, result.as_ref(), dialect),
+            Err(message) => wire::encode_error(&id, &message, dialect),
+        })
+    }
+
+    fn undecodable(&self, id: Option<String>, message: String) -> Option<String> {
+        tracing::warn!("skipping an undecodable request line: {message}");
+        id.map(|id| wire::encode_error(&id, &message, self.last_dialect))
+    }
+
+    fn too_long(&self, prefix: &[u8]) -> Option<String> {
+        let message = format!(
+            "request line is longer than {MAX_LINE_BYTES} bytes and was skipped; send large data through the workspace instead"
+        );
+        // The id usually comes first: try to read it from the kept prefix.
+        let text = String::from_utf8_lossy(prefix);
+        let id = text
+            .split_once("\"id\":\"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(id, _)| id.to_owned());
+        self.undecodable(id, message)
+    }
+
+    fn dispatch(&mut self, request: Request) -> Outcome {
+        let params = request.params;
+        match request.method.as_str() {
+            method::SNAPSHOT => {
+                let params = params.ok_or("host.snapshot requires a snapshot payload")?;
+                let snapshot: dto::SnapshotDto = decode(params)?;
+                self.host
+                    .apply_snapshot(convert::snapshot(snapshot))
+                    .map_err(|e| e.to_string())?;
+                Ok(None)
+            }
+            method::INITIALIZE => {
+                let request = match params {
+                    Some(params) => decode::<dto::InitializeDto>(params)?,
+                    None => dto::InitializeDto::default(),
+                };
+                let handshake = self
+                    .host
+                    .initialize(convert::initialize_request(request))
+                    .map_err(call_error)?;
+                to_value(convert::handshake(handshake))
+            }
+            method::TOOL_EXECUTE => {
+                let params = params.ok_or("Missing tool.execute parameters")?;
+                let call = convert::tool_call(decode(params)?);
+                let text = self.host.execute_tool(call).map_err(call_error)?;
+                Ok(Some(Value::String(text)))
+            }
+            method::COMMAND_EXECUTE => {
+                let params = params.ok_or("Missing command.execute parameters")?;
+                let call = convert::command_call(decode(params)?);
+                let result = self.host.execute_command(call).map_err(call_error)?;
+                to_value(convert::command_result(result))
+            }
+            method::HOOK_EMIT => {
+                let params = params.ok_or("Missing hook.emit payload")?;
+                let payload: dto::HookEmitDto = decode(params)?;
+                match convert::hook_payload(payload.clone()) {
+                    Some(payload) => self.host.emit_hook(payload).map_err(call_error)?,
+                    // No plugin can have a handler for an event this version
+                    // does not know: acknowledge it, as for any unhandled event.
+                    None => tracing::debug!("acknowledging unknown hook event {}", payload.event),
+                }
+                Ok(None)
+            }
+            other => Err(format!("Unknown IPC method: {other}")),
+        }
+    }
+}
+
+fn decode<T: DeserializeOwned>(params: Value) -> Result<T, String> {
+    serde_json::from_value(params).map_err(|e| e.to_string())
+}
+
+fn to_value(value: impl serde::Serialize) -> Outcome {
+    serde_json::to_value(value)
+        .map(Some)
+        .map_err(|e| format!("cannot encode the plugin's answer: {e}"))
+}
+
+fn call_error(error: CallError) -> String {
+    error.to_string()
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum LineRead {
+    Line,
+    TooLong,
+    Eof,
+}
+
+/// Reads one `\n`-terminated line into `buf` (without the newline), keeping
+/// at most `cap` bytes; the rest of an over-long line is consumed and dropped.
+fn read_line_capped(input: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> io::Result<LineRead> {
+    let mut seen_any = false;
+    let mut too_long = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (seen_any, too_long) {
+                (false, _) => LineRead::Eof,
+                (true, true) => LineRead::TooLong,
+                (true, false) => LineRead::Line,
+            });
+        }
+        seen_any = true;
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        let room = cap.saturating_sub(buf.len());
+        if chunk.len() > room {
+            too_long = true;
+        }
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let consumed = done.unwrap_or(available.len());
+        input.consume(consumed);
+        if done.is_some() {
+            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capped_reader_splits_lines_and_drops_the_excess() {
+        let mut input = io::Cursor::new(b"ab\n0123456789\nlast".to_vec());
+        let mut buf = Vec::new();
+        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"ab");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::TooLong);
+        assert_eq!(buf, b"0123");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"last");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::Eof);
+    }
+}

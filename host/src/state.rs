@@ -1,0 +1,106 @@
+//! The per-instance store data, and the host side of the imports the plugin
+//! sees: `host-info` (snapshot reads) and `logging`.
+
+use std::sync::Arc;
+
+use wasmtime::StoreLimits;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
+use crate::stdio::GUEST_TARGET;
+
+/// Longest log message kept from a plugin; the rest is cut off.
+pub const MAX_LOG_MESSAGE: usize = 64 * 1024;
+
+/// Everything one plugin instance owns on the host side.
+pub struct HostState {
+    pub(crate) plugin_id: Arc<str>,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+    /// The latest accepted snapshot; replaced (never merged) by the host.
+    pub(crate) snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl HostState {
+    /// A section of the snapshot, or the "unavailable" error naming it.
+    fn section<T: Clone>(
+        &self,
+        field: &str,
+        get: impl FnOnce(&wit::RuntimeSnapshot) -> Option<&T>,
+    ) -> Result<T, wit::InfoUnavailable> {
+        let snapshot = self.snapshot.as_deref();
+        snapshot
+            .and_then(get)
+            .cloned()
+            .ok_or_else(|| wit::InfoUnavailable {
+                field: field.to_owned(),
+                last_snapshot: snapshot.map(|s| s.observed_at),
+            })
+    }
+}
+
+impl wit::Host for HostState {}
+
+impl host_info::Host for HostState {
+    fn latest_snapshot(&mut self) -> Option<wit::RuntimeSnapshot> {
+        self.snapshot.as_deref().cloned()
+    }
+    fn workspace(&mut self) -> Result<wit::WorkspaceInfo, wit::InfoUnavailable> {
+        self.section("workspace", |s| s.workspace.as_ref())
+    }
+    fn pe_core(&mut self) -> Result<wit::PeCoreInfo, wit::InfoUnavailable> {
+        self.section("peCore", |s| s.pe_core.as_ref())
+    }
+    fn context_state(&mut self) -> Result<wit::ContextStateInfo, wit::InfoUnavailable> {
+        self.section("contextState", |s| s.context_state.as_ref())
+    }
+    fn performance(&mut self) -> Result<wit::PerformanceInfo, wit::InfoUnavailable> {
+        self.section("performance", |s| s.performance.as_ref())
+    }
+}
+
+impl logging::Host for HostState {
+    fn log(&mut self, level: logging::Level, message: String) {
+        let id = &self.plugin_id;
+        let message = truncate(&message, MAX_LOG_MESSAGE);
+        match level {
+            logging::Level::Info => tracing::info!(target: GUEST_TARGET, "[{id}] {message}"),
+            logging::Level::Warn => tracing::warn!(target: GUEST_TARGET, "[{id}] {message}"),
+            logging::Level::Error => tracing::error!(target: GUEST_TARGET, "[{id}] {message}"),
+        }
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
+fn truncate(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} more bytes cut]", &text[..end], text.len() - end).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_respects_char_boundaries() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("ééé", 3), "é… [4 more bytes cut]");
+    }
+}

@@ -1,0 +1,129 @@
+//! Guest stdout and stderr. They never reach the process stdout (the JSONL
+//! channel): every line becomes a log event, prefixed with the plugin id, that
+//! `lingxi-wasm-run` writes to its stderr.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+
+/// Longest partial line kept before it is emitted anyway.
+const MAX_PENDING_LINE: usize = 64 * 1024;
+
+/// The `tracing` target of guest output and guest log lines.
+pub const GUEST_TARGET: &str = "lingxi_wasm::guest";
+
+/// Where one guest stream's bytes go: split into lines, each logged.
+#[derive(Clone)]
+pub struct GuestOutput {
+    inner: Arc<Mutex<LineBuffer>>,
+}
+
+struct LineBuffer {
+    prefix: String,
+    pending: Vec<u8>,
+}
+
+impl LineBuffer {
+    fn push(&mut self, bytes: &[u8]) {
+        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
+            self.pending.extend_from_slice(chunk);
+            if chunk.ends_with(b"\n") || self.pending.len() >= MAX_PENDING_LINE {
+                self.emit();
+            }
+        }
+    }
+
+    fn emit(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.pending);
+        let line = text.trim_end_matches(['\n', '\r']);
+        tracing::info!(target: GUEST_TARGET, "[{}] {}", self.prefix, line);
+        self.pending.clear();
+    }
+}
+
+impl Drop for LineBuffer {
+    fn drop(&mut self) {
+        self.emit();
+    }
+}
+
+impl GuestOutput {
+    /// Output of `stream` (`stdout` or `stderr`) of the plugin `plugin_id`.
+    pub fn new(plugin_id: &str, stream: &str) -> Self {
+        GuestOutput {
+            inner: Arc::new(Mutex::new(LineBuffer {
+                prefix: format!("{plugin_id} {stream}"),
+                pending: Vec::new(),
+            })),
+        }
+    }
+
+    fn write_bytes(&self, bytes: &[u8]) {
+        // A poisoned lock only means another writer panicked mid-line; the
+        // buffer is still usable.
+        let mut buffer = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        buffer.push(bytes);
+    }
+
+    /// Emits a pending partial line (called at the end of each call).
+    pub fn flush_partial(&self) {
+        let mut buffer = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        buffer.emit();
+    }
+}
+
+impl IsTerminal for GuestOutput {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for GuestOutput {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for GuestOutput {
+    async fn ready(&mut self) {}
+}
+
+impl OutputStream for GuestOutput {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.write_bytes(&bytes);
+        Ok(())
+    }
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(MAX_PENDING_LINE)
+    }
+}
+
+impl tokio::io::AsyncWrite for GuestOutput {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.write_bytes(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}

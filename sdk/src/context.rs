@@ -1,0 +1,162 @@
+//! What plugin code is handed: the activation context it registers tools,
+//! commands and hooks with, the per-call contexts, and the logger.
+
+use crate::sys::{self as logging, Level};
+use crate::info::InfoHub;
+use crate::types::{CommandResult, HookEvent, HookPayload, PluginResult};
+
+/// Writes log lines to the host's stderr, prefixed with the plugin id
+/// (Swift: `PluginLogger`). Never reaches the protocol channel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Logger {
+    _private: (),
+}
+
+impl Logger {
+    pub(crate) fn new() -> Self {
+        Logger { _private: () }
+    }
+
+    /// Logs normal operation.
+    pub fn info(&self, message: impl AsRef<str>) {
+        logging::log(Level::Info, message.as_ref());
+    }
+
+    /// Logs something unexpected that the plugin recovered from.
+    pub fn warn(&self, message: impl AsRef<str>) {
+        logging::log(Level::Warn, message.as_ref());
+    }
+
+    /// Logs a failure.
+    pub fn error(&self, message: impl AsRef<str>) {
+        logging::log(Level::Error, message.as_ref());
+    }
+}
+
+/// The JSON Schema used when a tool does not give one.
+pub const DEFAULT_INPUT_SCHEMA: &str = r#"{"type": "object", "properties": {}}"#;
+
+/// A tool the model may call (Swift: `PluginTool`).
+pub trait Tool: 'static {
+    /// The name the model calls the tool by.
+    fn name(&self) -> &str;
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments, as JSON text.
+    fn input_schema(&self) -> &str {
+        DEFAULT_INPUT_SCHEMA
+    }
+    /// Runs the tool on the model's raw JSON `arguments` text; the returned
+    /// text is the tool's output, an error fails the call with its text.
+    fn execute(&self, arguments: &str, context: &ToolContext) -> PluginResult<String>;
+}
+
+/// A slash command (Swift: `PluginCommand`).
+pub trait Command: 'static {
+    /// Name without the slash.
+    fn name(&self) -> &str;
+    /// Other names that run the same command.
+    fn aliases(&self) -> &[&str] {
+        &[]
+    }
+    /// What the command does.
+    fn description(&self) -> &str;
+    /// Menu group.
+    fn category(&self) -> &str {
+        "Plugin"
+    }
+    /// Hint shown after the name while typing.
+    fn argument_hint(&self) -> &str {
+        ""
+    }
+    /// Runs the command with the words the user typed after its name.
+    fn execute(&self, args: &[String], context: &CommandContext) -> PluginResult<CommandResult>;
+}
+
+/// Context of one tool call (Swift: `ToolExecutionContext`). It has no info
+/// hub on purpose: tools map input to output; read host state in commands.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Session the call belongs to.
+    pub session_id: String,
+    /// Identifier of this tool call.
+    pub tool_call_id: String,
+    /// The plugin's logger.
+    pub logger: Logger,
+}
+
+/// Context of one slash command (Swift: `CommandExecutionContext`).
+#[derive(Debug, Clone)]
+pub struct CommandContext {
+    /// Session, if the command runs inside one.
+    pub session_id: Option<String>,
+    /// Read-only view of the host's runtime snapshot.
+    pub info: InfoHub,
+    /// The plugin's logger.
+    pub logger: Logger,
+}
+
+pub(crate) type HookHandler = Box<dyn Fn(&HookPayload) -> PluginResult<()>>;
+
+/// What `activate` registers with (Swift: `PluginContext`).
+pub struct PluginContext {
+    pub(crate) tools: Vec<Box<dyn Tool>>,
+    pub(crate) commands: Vec<Box<dyn Command>>,
+    pub(crate) hooks: Vec<(HookEvent, HookHandler)>,
+    /// The plugin's logger.
+    pub logger: Logger,
+    /// Read-only view of the host's runtime snapshot.
+    pub info: InfoHub,
+}
+
+impl PluginContext {
+    pub(crate) fn new() -> Self {
+        PluginContext {
+            tools: Vec::new(),
+            commands: Vec::new(),
+            hooks: Vec::new(),
+            logger: Logger::new(),
+            info: InfoHub::new(),
+        }
+    }
+
+    /// Registers a tool. A second tool with the same name replaces the first.
+    pub fn register_tool(&mut self, tool: impl Tool) {
+        let tool: Box<dyn Tool> = Box::new(tool);
+        match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => {
+                self.logger
+                    .warn(format!("tool '{}' registered twice; the later one wins", tool.name()));
+                *slot = tool;
+            }
+            None => self.tools.push(tool),
+        }
+    }
+
+    /// Registers a slash command. A second command with the same name replaces
+    /// the first.
+    pub fn register_command(&mut self, command: impl Command) {
+        let command: Box<dyn Command> = Box::new(command);
+        match self.commands.iter_mut().find(|c| c.name() == command.name()) {
+            Some(slot) => {
+                self.logger.warn(format!(
+                    "command '{}' registered twice; the later one wins",
+                    command.name()
+                ));
+                *slot = command;
+            }
+            None => self.commands.push(command),
+        }
+    }
+
+    /// Subscribes a handler to an event. Handlers of one event run in the
+    /// order they were registered; a failing handler is logged and does not
+    /// stop the others or fail the event.
+    pub fn on(
+        &mut self,
+        event: HookEvent,
+        handler: impl Fn(&HookPayload) -> PluginResult<()> + 'static,
+    ) {
+        self.hooks.push((event, Box::new(handler)));
+    }
+}
