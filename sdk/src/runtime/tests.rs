@@ -2,7 +2,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::*;
-use crate::{PluginError, PluginResult};
+use crate::{PluginError, PluginResult, Presentation};
 
 struct Echo;
 impl Tool for Echo {

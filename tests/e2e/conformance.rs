@@ -1,0 +1,101 @@
+//! Replays the conformance transcripts in `tests/conformance/*.jsonl` against
+//! the real launcher.
+//!
+//! A transcript's first line is a header `{"case", "plugin", "args"}`; every
+//! further line is one step:
+//! - `{"send": "<raw line>"}` writes that line to the launcher's stdin;
+//! - `{"expect": {…}}` reads one response and matches it against the object;
+//! - `{"expectInner": {…}}` does the same after decoding a base64 `result`.
+//!
+//! Matching is structural: every key of an expected object must be present
+//! with a matching value (extra keys are allowed), arrays must have the same
+//! length and match element-wise, scalars must be equal.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{Session, decode_core, guest, workspace_root};
+
+fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (key, value) in e {
+                let Some(found) = a.get(key) else {
+                    return Err(format!("{path}.{key} is missing in {actual}"));
+                };
+                matches(value, found, &format!("{path}.{key}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                return Err(format!("{path}: expected {} elements, got {actual}", e.len()));
+            }
+            for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                matches(e, a, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (e, a) if e == a => Ok(()),
+        (e, a) => Err(format!("{path}: expected {e}, got {a}")),
+    }
+}
+
+fn replay(file: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Value = serde_json::from_str(lines.next().ok_or("empty transcript")?)
+        .map_err(|e| format!("bad header: {e}"))?;
+    let plugin = header["plugin"].as_str().ok_or("header has no plugin")?;
+    let args: Vec<&str> = header["args"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut session = Session::start(&guest(plugin), &args);
+    for (n, line) in lines.enumerate() {
+        let step: Value = serde_json::from_str(line).map_err(|e| format!("step {n}: {e}"))?;
+        if let Some(raw) = step.get("send").and_then(Value::as_str) {
+            session.send_raw(raw);
+        } else if let Some(expected) = step.get("expect") {
+            let got = session.recv();
+            matches(expected, &got, "response").map_err(|e| format!("step {n}: {e}"))?;
+        } else if let Some(expected) = step.get("expectInner") {
+            let got = decode_core(session.recv());
+            matches(expected, &got, "response").map_err(|e| format!("step {n}: {e}"))?;
+        } else {
+            return Err(format!("step {n}: unknown step {line}"));
+        }
+    }
+    let (status, stderr) = session.finish();
+    if !status.success() {
+        return Err(format!("exit status {status}; stderr:\n{stderr}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn conformance_transcripts() {
+    let dir = workspace_root().join("tests").join("conformance");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/conformance exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "expected the conformance transcripts in {}", dir.display());
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|f| replay(f).err().map(|e| format!("{}: {e}", f.display())))
+        .collect();
+    assert!(failures.is_empty(), "{} transcript(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn matcher_rejects_what_it_should() {
+    let v = serde_json::json!({"a": [1, {"b": 2}], "c": "x"});
+    assert!(matches(&serde_json::json!({"a": [1, {}]}), &v, "").is_ok());
+    assert!(matches(&serde_json::json!({"a": [1]}), &v, "").is_err());
+    assert!(matches(&serde_json::json!({"c": "y"}), &v, "").is_err());
+    assert!(matches(&serde_json::json!({"d": null}), &v, "").is_err());
+}

@@ -1,0 +1,212 @@
+//! Test support: builds the guest components from source (once per test
+//! binary) and drives the real `lingxi-wasm-run` binary over pipes, as a
+//! LingXi host would.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+
+/// How long a test waits for one response before it fails (not a speed goal:
+/// only a guard so that a broken host fails the test instead of hanging it).
+pub const RESPONSE_GUARD: Duration = Duration::from_secs(60);
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// The built component of guest crate `name` (`probe`, `quickstart`, `testbed`).
+/// All guests are built once per test binary with the `guest` profile into
+/// `target/guests`, a target directory of their own so the nested cargo
+/// never waits for the lock of the outer `cargo test`.
+pub fn guest(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = workspace_root();
+        let target = root.join("target").join("guests");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .current_dir(&root)
+            .args(["build", "--target", "wasm32-wasip2", "--profile", "guest"])
+            .args(["-p", "probe", "-p", "quickstart", "-p", "testbed"])
+            .arg("--target-dir")
+            .arg(&target)
+            .status()
+            .expect("cannot run cargo to build the guest components");
+        assert!(
+            status.success(),
+            "building the guest components failed; is the target installed? (rustup target add wasm32-wasip2)"
+        );
+        target.join("wasm32-wasip2").join("guest")
+    });
+    let path = dir.join(format!("{name}.wasm"));
+    assert!(path.exists(), "no component at {}", path.display());
+    path
+}
+
+/// A running `lingxi-wasm-run` with pipes on all three streams.
+pub struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Session {
+    /// Starts `lingxi-wasm-run <args…> <component>`.
+    pub fn start(component: &Path, args: &[&str]) -> Session {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+            .args(args)
+            .arg(component)
+            .env("LINGXI_WASM_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot spawn lingxi-wasm-run");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr_pipe = child.stderr.take().expect("piped stderr");
+        let (tx, lines) = channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = stderr_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdin = child.stdin.take();
+        Session {
+            child,
+            stdin,
+            lines,
+            stderr,
+        }
+    }
+
+    /// Sends one raw line.
+    pub fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Reads the next response line as JSON.
+    pub fn recv(&mut self) -> Value {
+        let line = self.recv_line(RESPONSE_GUARD).unwrap_or_else(|| {
+            panic!("no response within {RESPONSE_GUARD:?}; stderr:\n{}", self.stderr())
+        });
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("response is not JSON ({e}): {line}"))
+    }
+
+    /// Reads the next raw line, or `None` after `wait` or at EOF.
+    pub fn recv_line(&mut self, wait: Duration) -> Option<String> {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Some(line),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Sends a doc-dialect request (nested params) and returns the response.
+    pub fn call(&mut self, id: &str, method: &str, params: Value) -> Value {
+        let line = serde_json::json!({"id": id, "method": method, "params": params});
+        self.send_raw(&line.to_string());
+        self.recv()
+    }
+
+    /// Sends a Core-dialect request (base64 params) and returns the response
+    /// with its `result` decoded.
+    pub fn call_core(&mut self, id: &str, method: &str, params: Value) -> Value {
+        self.send_raw(&core_line(id, method, &params));
+        decode_core(self.recv())
+    }
+
+    /// Closes stdin (EOF) and waits for the process to exit.
+    pub fn finish(mut self) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + RESPONSE_GUARD;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("lingxi-wasm-run did not exit after EOF; stderr:\n{}", self.stderr());
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        // Let the stderr reader drain.
+        thread::sleep(Duration::from_millis(50));
+        (status, self.stderr())
+    }
+
+    /// Everything written to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Core-dialect request line.
+pub fn core_line(id: &str, method: &str, params: &Value) -> String {
+    serde_json::json!({"id": id, "method": method, "params": STANDARD.encode(params.to_string())})
+        .to_string()
+}
+
+/// Replaces a base64 `result` by the JSON it encodes (`""` becomes `null`).
+pub fn decode_core(mut response: Value) -> Value {
+    if let Some(Value::String(encoded)) = response.get("result") {
+        let decoded = if encoded.is_empty() {
+            Value::Null
+        } else {
+            let bytes = STANDARD.decode(encoded).expect("result is base64");
+            serde_json::from_slice(&bytes).expect("result is base64 of JSON")
+        };
+        response["result"] = decoded;
+    }
+    response
+}
+
+/// The spec §7 snapshot: `/repo`, branch `main`, Unix 1 800 000 000.
+pub fn spec_snapshot(root: &str) -> Value {
+    serde_json::json!({
+        "observedAt": 821692800,
+        "ipcVersion": 1,
+        "workspace": {"rootPath": root, "isGitRepository": true, "currentGitBranch": "main",
+                      "dirtyFileCount": 3, "coreVersion": "1.1.0"}
+    })
+}
+
+/// `tool.execute` params.
+pub fn tool(name: &str, arguments: &str) -> Value {
+    serde_json::json!({"toolName": name, "arguments": arguments, "sessionID": "s-1", "toolCallID": "c-1"})
+}

@@ -1,0 +1,107 @@
+//! A test guest that exercises its host: well-behaved tools, tools that read
+//! the info hub, and tools that misbehave on purpose (print to stdout, spin
+//! forever, panic, read the environment or files). The end-to-end tests
+//! assert the host survives each and answers the next request correctly.
+
+use lingxi_plugin_sdk::*;
+
+#[derive(Default)]
+struct Testbed {
+    /// Counts activations, to observe re-initialization after a restart.
+    activations: u32,
+}
+
+impl Plugin for Testbed {
+    fn manifest(&self) -> Manifest {
+        Manifest::new(
+            "com.lingxi.testbed",
+            "Testbed",
+            "0.1.0",
+            "Test guest for the host's end-to-end tests",
+        )
+        .capabilities([Capability::ProjectRead])
+    }
+
+    fn activate(&mut self, ctx: &mut PluginContext) -> PluginResult<()> {
+        self.activations += 1;
+        let activations = self.activations;
+        let log = ctx.logger;
+        log.info(format!("activation #{activations}"));
+        ctx.register_tool(FnTool("ok", |args| Ok(format!("ok:{args}"))));
+        ctx.register_tool(FnTool("fail", |args| Err(PluginError::new(format!("failed on purpose: {args}")))));
+        ctx.register_tool(FnTool("print-stdout", |_| {
+            // Would break the protocol channel if it reached the host's stdout.
+            println!("{{\"id\":\"X\",\"result\":\"forged\"}}");
+            print!("partial line without newline");
+            std::io::Write::flush(&mut std::io::stdout())?;
+            eprintln!("a line on stderr");
+            Ok("printed".into())
+        }));
+        ctx.register_tool(FnTool("spin", |_| {
+            #[allow(clippy::empty_loop)]
+            loop {}
+        }));
+        ctx.register_tool(FnTool("panic", |_| panic!("deliberate panic")));
+        ctx.register_tool(FnTool("env", |_| {
+            Ok(std::env::vars().map(|(k, _)| k).collect::<Vec<_>>().join(","))
+        }));
+        ctx.register_tool(FnTool("read-file", |path| {
+            std::fs::read_to_string(path).map_err(|e| PluginError::new(format!("{path}: {e}")))
+        }));
+        ctx.register_command(InfoCommand);
+        ctx.on(HookEvent::AgentTurnEnd, move |p| {
+            log.info(format!("turn ended: {}", p.subject_id));
+            Ok(())
+        });
+        ctx.on(HookEvent::AgentTurnEnd, |_| Err(PluginError::new("second handler fails")));
+        Ok(())
+    }
+
+    fn deactivate(&mut self) {
+        Logger::default().info("deactivated");
+    }
+}
+
+/// A tool made from a name and a function of the arguments.
+struct FnTool(&'static str, fn(&str) -> PluginResult<String>);
+
+impl Tool for FnTool {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "test tool"
+    }
+    fn execute(&self, arguments: &str, _ctx: &ToolContext) -> PluginResult<String> {
+        (self.1)(arguments)
+    }
+}
+
+/// `info <section>`: shows one section of the snapshot, or the host's
+/// "unavailable" error for it.
+struct InfoCommand;
+
+impl Command for InfoCommand {
+    fn name(&self) -> &str {
+        "info"
+    }
+    fn description(&self) -> &str {
+        "Shows a snapshot section"
+    }
+    fn argument_hint(&self) -> &str {
+        "workspace|peCore|contextState|performance"
+    }
+    fn execute(&self, args: &[String], ctx: &CommandContext) -> PluginResult<CommandResult> {
+        let info = &ctx.info;
+        let text = match args.first().map(String::as_str) {
+            Some("workspace") => format!("{:?}", info.workspace_info()?),
+            Some("peCore") => format!("{:?}", info.pe_core_info()?),
+            Some("contextState") => format!("{:?}", info.context_state()?),
+            Some("performance") => format!("{:?}", info.performance_info()?),
+            _ => return Ok(CommandResult::prompt("which section?")),
+        };
+        Ok(CommandResult::inline(text).with_title("info"))
+    }
+}
+
+export_plugin!(Testbed);
