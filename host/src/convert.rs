@@ -239,8 +239,20 @@ mod tests {
 
     #[test]
     fn timestamps_split_fractions() {
-        assert_eq!(timestamp(1.25), wit::Timestamp { seconds: 1, nanoseconds: 250_000_000 });
-        assert_eq!(timestamp(-0.5), wit::Timestamp { seconds: -1, nanoseconds: 500_000_000 });
+        assert_eq!(
+            timestamp(1.25),
+            wit::Timestamp {
+                seconds: 1,
+                nanoseconds: 250_000_000
+            }
+        );
+        assert_eq!(
+            timestamp(-0.5),
+            wit::Timestamp {
+                seconds: -1,
+                nanoseconds: 500_000_000
+            }
+        );
     }
 
     #[test]

@@ -80,7 +80,10 @@ impl Runtime {
             name: name.to_owned(),
             reason: format!("{e:#}"),
         };
-        let instance_pre = self.linker.instantiate_pre(&component).map_err(world_error)?;
+        let instance_pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(world_error)?;
         let pre = LingxiPluginPre::new(instance_pre).map_err(world_error)?;
 
         let manifest_error = |e: wasmtime::Error| LoadError::Manifest {

@@ -76,7 +76,9 @@ pub enum CallError {
         limit_bytes: usize,
     },
     /// The plugin crashed (panic, abort, unreachable, out-of-bounds access…).
-    #[error("{call} crashed the plugin ({reason}); the plugin was restarted and will answer the next request")]
+    #[error(
+        "{call} crashed the plugin ({reason}); the plugin was restarted and will answer the next request"
+    )]
     Trap {
         /// What was called.
         call: String,

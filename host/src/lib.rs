@@ -13,13 +13,26 @@
 //! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout.
 //!
 //! ```no_run
+//! use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
 //! use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime};
 //!
 //! let runtime = Runtime::new()?;
 //! let component = runtime.load_file("probe.wasm".as_ref())?;
-//! let mut plugin = PluginHost::new(component, Grant::default(), Limits::default());
-//! let handshake = plugin.initialize(Default::default())?;
-//! println!("{} tools", handshake.tools.len());
+//! // Grant what the manifest declares, mount this workspace for projectRead.
+//! let grant = Grant { capabilities: None, workspace: Some("/work/demo".into()) };
+//! let mut plugin = PluginHost::new(component, grant, Limits::default());
+//! let handshake = plugin.initialize(InitializeRequest {
+//!     host_ipc_version: Some(1),
+//!     core_version: Some("1.1.0".into()),
+//! })?;
+//! println!("{} offers {} tools", handshake.manifest.id, handshake.tools.len());
+//! let output = plugin.execute_tool(ToolCall {
+//!     tool_name: "probe.echo".into(),
+//!     arguments: "{}".into(),
+//!     session_id: "s-1".into(),
+//!     tool_call_id: "c-1".into(),
+//! })?;
+//! assert_eq!(output, "echo:{}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -40,8 +53,8 @@ pub mod types {
     pub use crate::bindings::lingxi::plugin::types::{
         Capability, CommandCall, CommandDescriptor, CommandMessage, CommandResult,
         ContextStateInfo, Handshake, HookEvent, HookPayload, InfoUnavailable, InitializeRequest,
-        Manifest, PeCoreInfo, PerformanceInfo, Presentation, RuntimeSnapshot, Timestamp,
-        ToolCall, ToolDescriptor, TurnSummary, WorkspaceInfo,
+        Manifest, PeCoreInfo, PerformanceInfo, Presentation, RuntimeSnapshot, Timestamp, ToolCall,
+        ToolDescriptor, TurnSummary, WorkspaceInfo,
     };
 }
 

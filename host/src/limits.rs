@@ -46,7 +46,10 @@ mod tests {
         let limits = Limits::default();
         assert!(limits.call_timeout < HOST_WATCHDOG);
         assert_eq!(limits.deadline_ticks(), 250);
-        let tiny = Limits { call_timeout: Duration::from_micros(1), ..Limits::default() };
+        let tiny = Limits {
+            call_timeout: Duration::from_micros(1),
+            ..Limits::default()
+        };
         assert_eq!(tiny.deadline_ticks(), 1);
     }
 }

@@ -184,40 +184,44 @@ impl PluginHost {
             tracing::info!(
                 "[{}] workspace root changed to {}; restarting the plugin with the new root mounted",
                 self.manifest().id,
-                root.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+                root.as_deref()
+                    .map(Path::display)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default()
             );
             self.live = None;
         }
         let live = self.instantiate(root)?;
         self.live = Some(live);
-        if !for_initialize {
-            if let Some(request) = self.initialized_with.clone() {
-                self.guard("plugin.initialize (after restart)", |b, s| {
-                    b.lingxi_plugin_plugin()
-                        .call_initialize(s, &request)
-                        .map(|r| r.map(drop).map_err(CallError::Plugin))
-                })?;
-            }
+        if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
+            self.guard("plugin.initialize (after restart)", |b, s| {
+                b.lingxi_plugin_plugin()
+                    .call_initialize(s, &request)
+                    .map(|r| r.map(drop).map_err(CallError::Plugin))
+            })?;
         }
         Ok(())
     }
 
     fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
         let id = self.manifest().id.clone();
-        let outputs = [GuestOutput::new(&id, "stdout"), GuestOutput::new(&id, "stderr")];
+        let outputs = [
+            GuestOutput::new(&id, "stdout"),
+            GuestOutput::new(&id, "stderr"),
+        ];
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
         self.policy.apply(&mut wasi, &id, root.as_deref());
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &id, &self.limits);
-        let bindings = self
-            .component
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| CallError::Instantiate {
-                plugin: id.clone(),
-                reason: format!("{e:#}"),
-            })?;
+        let bindings =
+            self.component
+                .pre
+                .instantiate(&mut store)
+                .map_err(|e| CallError::Instantiate {
+                    plugin: id.clone(),
+                    reason: format!("{e:#}"),
+                })?;
         Ok(Live {
             store,
             bindings,
@@ -231,7 +235,10 @@ impl PluginHost {
     fn guard<R>(
         &mut self,
         label: &str,
-        call: impl FnOnce(&LingxiPlugin, &mut Store<HostState>) -> wasmtime::Result<Result<R, CallError>>,
+        call: impl FnOnce(
+            &LingxiPlugin,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Result<R, CallError>>,
     ) -> Result<R, CallError> {
         let Some(live) = self.live.as_mut() else {
             return Err(CallError::Instantiate {

@@ -158,18 +158,26 @@ mod tests {
     use Capability::*;
 
     fn grant(c: Option<Vec<Capability>>) -> Grant {
-        Grant { capabilities: c, workspace: None }
+        Grant {
+            capabilities: c,
+            workspace: None,
+        }
     }
 
     #[test]
     fn declared_and_granted_table() {
         // (declared, granted, effective)
-        let cases: Vec<(Vec<Capability>, Option<Vec<Capability>>, Vec<Capability>)> = vec![
+        type Case = (Vec<Capability>, Option<Vec<Capability>>, Vec<Capability>);
+        let cases: Vec<Case> = vec![
             (vec![], None, vec![]),
             (vec![ProjectRead], None, vec![ProjectRead]),
             (vec![ProjectRead], Some(vec![]), vec![]),
             (vec![ProjectRead], Some(vec![ProjectWrite]), vec![]),
-            (vec![ProjectRead, NetworkAccess], Some(vec![NetworkAccess]), vec![NetworkAccess]),
+            (
+                vec![ProjectRead, NetworkAccess],
+                Some(vec![NetworkAccess]),
+                vec![NetworkAccess],
+            ),
             (vec![], Some(Capability::ALL.to_vec()), vec![]),
             (vec![ProjectWrite, ProjectWrite], None, vec![ProjectWrite]),
         ];
@@ -194,6 +202,9 @@ mod tests {
         let p = Policy::decide(&[ProjectRead], &grant(Some(vec![NetworkAccess])));
         let lines = p.differences();
         assert!(lines[0].contains("--grant projectRead"), "{lines:?}");
-        assert!(lines[1].contains("--grant networkAccess ignored"), "{lines:?}");
+        assert!(
+            lines[1].contains("--grant networkAccess ignored"),
+            "{lines:?}"
+        );
     }
 }

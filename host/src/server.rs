@@ -190,7 +190,11 @@ enum LineRead {
 
 /// Reads one `\n`-terminated line into `buf` (without the newline), keeping
 /// at most `cap` bytes; the rest of an over-long line is consumed and dropped.
-fn read_line_capped(input: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> io::Result<LineRead> {
+fn read_line_capped(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<LineRead> {
     let mut seen_any = false;
     let mut too_long = false;
     loop {
@@ -219,7 +223,11 @@ fn read_line_capped(input: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> 
         let consumed = done.unwrap_or(available.len());
         input.consume(consumed);
         if done.is_some() {
-            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
         }
     }
 }
@@ -232,15 +240,27 @@ mod tests {
     fn capped_reader_splits_lines_and_drops_the_excess() {
         let mut input = io::Cursor::new(b"ab\n0123456789\nlast".to_vec());
         let mut buf = Vec::new();
-        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::Line);
+        assert_eq!(
+            read_line_capped(&mut input, &mut buf, 4).unwrap(),
+            LineRead::Line
+        );
         assert_eq!(buf, b"ab");
         buf.clear();
-        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::TooLong);
+        assert_eq!(
+            read_line_capped(&mut input, &mut buf, 4).unwrap(),
+            LineRead::TooLong
+        );
         assert_eq!(buf, b"0123");
         buf.clear();
-        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::Line);
+        assert_eq!(
+            read_line_capped(&mut input, &mut buf, 4).unwrap(),
+            LineRead::Line
+        );
         assert_eq!(buf, b"last");
         buf.clear();
-        assert_eq!(read_line_capped(&mut input, &mut buf, 4).unwrap(), LineRead::Eof);
+        assert_eq!(
+            read_line_capped(&mut input, &mut buf, 4).unwrap(),
+            LineRead::Eof
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! What plugin code is handed: the activation context it registers tools,
 //! commands and hooks with, the per-call contexts, and the logger.
 
-use crate::sys::{self as logging, Level};
 use crate::info::InfoHub;
+use crate::sys::{self as logging, Level};
 use crate::types::{CommandResult, HookEvent, HookPayload, PluginResult};
 
 /// Writes log lines to the host's stderr, prefixed with the plugin id
@@ -125,8 +125,10 @@ impl PluginContext {
         let tool: Box<dyn Tool> = Box::new(tool);
         match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
             Some(slot) => {
-                self.logger
-                    .warn(format!("tool '{}' registered twice; the later one wins", tool.name()));
+                self.logger.warn(format!(
+                    "tool '{}' registered twice; the later one wins",
+                    tool.name()
+                ));
                 *slot = tool;
             }
             None => self.tools.push(tool),
@@ -137,7 +139,11 @@ impl PluginContext {
     /// the first.
     pub fn register_command(&mut self, command: impl Command) {
         let command: Box<dyn Command> = Box::new(command);
-        match self.commands.iter_mut().find(|c| c.name() == command.name()) {
+        match self
+            .commands
+            .iter_mut()
+            .find(|c| c.name() == command.name())
+        {
             Some(slot) => {
                 self.logger.warn(format!(
                     "command '{}' registered twice; the later one wins",

@@ -6,8 +6,8 @@
 
 use std::fmt;
 
-use crate::sys as host_info;
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::sys as host_info;
 
 pub use crate::bindings::lingxi::plugin::types::{
     ContextStateInfo, PeCoreInfo, PerformanceInfo, RuntimeSnapshot, Timestamp, TurnSummary,

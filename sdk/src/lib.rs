@@ -128,8 +128,8 @@ pub mod __private {
     pub mod bindings {
         pub use crate::bindings::*;
     }
-    pub use crate::bindings::exports::lingxi::plugin::plugin::Guest;
     pub use crate::bindings::export;
+    pub use crate::bindings::exports::lingxi::plugin::plugin::Guest;
     pub use crate::bindings::lingxi::plugin::types;
     pub use crate::runtime::with_runtime;
     pub use wit_bindgen;

@@ -58,17 +58,23 @@ impl Runtime {
             });
         }
         // Just set above if it was empty.
-        self.active.as_ref().ok_or_else(|| "plugin is not active".to_owned())
+        self.active
+            .as_ref()
+            .ok_or_else(|| "plugin is not active".to_owned())
     }
 
     /// `plugin.initialize`.
-    pub fn initialize(&mut self, request: wit::InitializeRequest) -> Result<wit::Handshake, String> {
-        if let Some(v) = request.host_ipc_version {
-            if !SUPPORTED_IPC_VERSIONS.iter().any(|s| i64::from(*s) == v) {
-                return Err(format!(
-                    "Unsupported host IPC version {v}; plugin supports {SUPPORTED_IPC_VERSIONS:?}."
-                ));
-            }
+    pub fn initialize(
+        &mut self,
+        request: wit::InitializeRequest,
+    ) -> Result<wit::Handshake, String> {
+        if let Some(v) = request
+            .host_ipc_version
+            .filter(|v| !SUPPORTED_IPC_VERSIONS.iter().any(|s| i64::from(*s) == *v))
+        {
+            return Err(format!(
+                "Unsupported host IPC version {v}; plugin supports {SUPPORTED_IPC_VERSIONS:?}."
+            ));
         }
         let manifest = self.plugin.manifest();
         let registry = self.activate()?;
@@ -193,16 +199,15 @@ impl Runtime {
 /// Finds a command by name, then alias; exact case first, then ignoring case
 /// (the host routes case-insensitively and sends the name as typed).
 fn resolve_command<'a>(commands: &'a [Box<dyn Command>], typed: &str) -> Option<&'a dyn Command> {
-    let exact = |c: &&Box<dyn Command>| c.name() == typed || c.aliases().contains(&typed);
-    let folded = |c: &&Box<dyn Command>| {
+    let exact = |c: &dyn Command| c.name() == typed || c.aliases().contains(&typed);
+    let folded = |c: &dyn Command| {
         c.name().eq_ignore_ascii_case(typed)
             || c.aliases().iter().any(|a| a.eq_ignore_ascii_case(typed))
     };
-    commands
-        .iter()
-        .find(exact)
-        .or_else(|| commands.iter().find(folded))
-        .map(|c| c.as_ref())
+    let find = |pred: &dyn Fn(&dyn Command) -> bool| {
+        commands.iter().map(|c| c.as_ref()).find(|c| pred(*c))
+    };
+    find(&exact).or_else(|| find(&folded))
 }
 
 thread_local! {

@@ -30,7 +30,10 @@ fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
         }
         (Value::Array(e), Value::Array(a)) => {
             if e.len() != a.len() {
-                return Err(format!("{path}: expected {} elements, got {actual}", e.len()));
+                return Err(format!(
+                    "{path}: expected {} elements, got {actual}",
+                    e.len()
+                ));
             }
             for (i, (e, a)) in e.iter().zip(a).enumerate() {
                 matches(e, a, &format!("{path}[{i}]"))?;
@@ -83,12 +86,21 @@ fn conformance_transcripts() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    assert!(files.len() >= 5, "expected the conformance transcripts in {}", dir.display());
+    assert!(
+        files.len() >= 5,
+        "expected the conformance transcripts in {}",
+        dir.display()
+    );
     let failures: Vec<String> = files
         .iter()
         .filter_map(|f| replay(f).err().map(|e| format!("{}: {e}", f.display())))
         .collect();
-    assert!(failures.is_empty(), "{} transcript(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} transcript(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

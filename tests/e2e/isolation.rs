@@ -21,23 +21,44 @@ fn guest_stdout_never_reaches_the_protocol_channel() {
         stderr.contains(r#"[com.lingxi.testbed stdout] {"id":"X","result":"forged"}"#),
         "guest stdout goes to stderr with the plugin id: {stderr}"
     );
-    assert!(stderr.contains("[com.lingxi.testbed stdout] partial line without newline"), "{stderr}");
-    assert!(stderr.contains("[com.lingxi.testbed stderr] a line on stderr"), "{stderr}");
+    assert!(
+        stderr.contains("[com.lingxi.testbed stdout] partial line without newline"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[com.lingxi.testbed stderr] a line on stderr"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn endless_loop_is_stopped_at_the_deadline_and_the_next_call_works() {
     let mut s = Session::start(&guest("testbed"), &["--timeout", "0.5"]);
-    let init = s.call("0", "plugin.initialize", json!({"hostIPCVersion": 1, "coreVersion": "1.1.0"}));
+    let init = s.call(
+        "0",
+        "plugin.initialize",
+        json!({"hostIPCVersion": 1, "coreVersion": "1.1.0"}),
+    );
     assert_eq!(init["result"]["manifest"]["id"], "com.lingxi.testbed");
 
     let started = Instant::now();
     let r = s.call("1", "tool.execute", tool("spin", ""));
     let elapsed = started.elapsed();
-    let error = r["error"].as_str().expect("the runaway call is answered with an error");
-    assert!(error.contains("tool.execute 'spin' did not finish within 0.5 s"), "{error}");
-    assert!(error.contains("--timeout"), "the error names the flag: {error}");
-    assert!(elapsed >= Duration::from_millis(500), "stopped before its deadline: {elapsed:?}");
+    let error = r["error"]
+        .as_str()
+        .expect("the runaway call is answered with an error");
+    assert!(
+        error.contains("tool.execute 'spin' did not finish within 0.5 s"),
+        "{error}"
+    );
+    assert!(
+        error.contains("--timeout"),
+        "the error names the flag: {error}"
+    );
+    assert!(
+        elapsed >= Duration::from_millis(500),
+        "stopped before its deadline: {elapsed:?}"
+    );
 
     let r = s.call("2", "tool.execute", tool("ok", "again"));
     assert_eq!(r["result"], "ok:again", "{r}");
@@ -52,8 +73,15 @@ fn panics_are_contained_and_the_plugin_restarts() {
     let mut s = Session::start(&guest("testbed"), &[]);
     let r = s.call("1", "tool.execute", tool("panic", ""));
     let error = r["error"].as_str().expect("error");
-    assert!(error.contains("tool.execute 'panic' crashed the plugin"), "{error}");
-    assert!(s.stderr().contains("deliberate panic") || error.contains("unreachable"), "{}", s.stderr());
+    assert!(
+        error.contains("tool.execute 'panic' crashed the plugin"),
+        "{error}"
+    );
+    assert!(
+        s.stderr().contains("deliberate panic") || error.contains("unreachable"),
+        "{}",
+        s.stderr()
+    );
     for i in 2..5 {
         let r = s.call(&i.to_string(), "tool.execute", tool("ok", "x"));
         assert_eq!(r["result"], "ok:x");
@@ -80,10 +108,21 @@ fn files_are_reachable_only_inside_a_granted_workspace() {
     // Declared projectRead, granted by default; root from the snapshot.
     let mut s = Session::start(&guest("testbed"), &[]);
     s.call("0", "host.snapshot", spec_snapshot(root.to_str().unwrap()));
-    let r = s.call("1", "tool.execute", tool("read-file", inside.to_str().unwrap()));
+    let r = s.call(
+        "1",
+        "tool.execute",
+        tool("read-file", inside.to_str().unwrap()),
+    );
     assert_eq!(r["result"], "inside the workspace", "{r}");
-    let r = s.call("2", "tool.execute", tool("read-file", outside.path().to_str().unwrap()));
-    assert!(r["error"].as_str().is_some(), "a file outside the workspace is unreachable: {r}");
+    let r = s.call(
+        "2",
+        "tool.execute",
+        tool("read-file", outside.path().to_str().unwrap()),
+    );
+    assert!(
+        r["error"].as_str().is_some(),
+        "a file outside the workspace is unreachable: {r}"
+    );
     let r = s.call("3", "tool.execute", tool("read-file", "/etc/passwd"));
     assert!(r["error"].as_str().is_some(), "{r}");
     drop(s);
@@ -91,12 +130,18 @@ fn files_are_reachable_only_inside_a_granted_workspace() {
     // The same plugin with the grant withheld sees no files at all.
     let mut s = Session::start(&guest("testbed"), &["--grant", "none"]);
     s.call("0", "host.snapshot", spec_snapshot(root.to_str().unwrap()));
-    let r = s.call("1", "tool.execute", tool("read-file", inside.to_str().unwrap()));
+    let r = s.call(
+        "1",
+        "tool.execute",
+        tool("read-file", inside.to_str().unwrap()),
+    );
     assert!(r["error"].as_str().is_some(), "{r}");
     let (status, stderr) = s.finish();
     assert!(status.success());
     assert!(
-        stderr.contains("declares projectRead but it is not granted (grant it with --grant projectRead)"),
+        stderr.contains(
+            "declares projectRead but it is not granted (grant it with --grant projectRead)"
+        ),
         "the difference is logged once at start: {stderr}"
     );
 }

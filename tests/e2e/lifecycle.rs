@@ -7,21 +7,35 @@ use crate::support::{Session, guest, spec_snapshot};
 #[test]
 fn eof_deactivates_the_plugin_and_exits_zero() {
     let mut s = Session::start(&guest("testbed"), &[]);
-    let r = s.call("1", "plugin.initialize", json!({"hostIPCVersion": 1, "coreVersion": "1.1.0"}));
+    let r = s.call(
+        "1",
+        "plugin.initialize",
+        json!({"hostIPCVersion": 1, "coreVersion": "1.1.0"}),
+    );
     assert_eq!(r["result"]["ipcVersion"], 1);
     let (status, stderr) = s.finish();
     assert_eq!(status.code(), Some(0));
-    assert!(stderr.contains("[com.lingxi.testbed] deactivated"), "{stderr}");
+    assert!(
+        stderr.contains("[com.lingxi.testbed] deactivated"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn failing_hook_handlers_are_logged_not_raised() {
     let mut s = Session::start(&guest("testbed"), &[]);
-    let r = s.call("1", "hook.emit", json!({"event": "agentTurnEnd", "subjectID": "t-1", "metadata": {}}));
+    let r = s.call(
+        "1",
+        "hook.emit",
+        json!({"event": "agentTurnEnd", "subjectID": "t-1", "metadata": {}}),
+    );
     assert_eq!(r, json!({"id": "1", "result": null, "error": null}));
     let stderr = s.finish().1;
     assert!(stderr.contains("turn ended: t-1"), "{stderr}");
-    assert!(stderr.contains("agentTurnEnd handler #2 failed for 't-1': second handler fails"), "{stderr}");
+    assert!(
+        stderr.contains("agentTurnEnd handler #2 failed for 't-1': second handler fails"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -30,8 +44,14 @@ fn not_a_component_fails_with_a_clear_message() {
     std::fs::write(bogus.path(), b"definitely not wasm").unwrap();
     let (status, stderr) = Session::start(bogus.path(), &[]).finish();
     assert_eq!(status.code(), Some(1));
-    assert!(stderr.contains("is not a valid WebAssembly component"), "{stderr}");
-    assert!(stderr.contains("--target wasm32-wasip2"), "says what to do: {stderr}");
+    assert!(
+        stderr.contains("is not a valid WebAssembly component"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--target wasm32-wasip2"),
+        "says what to do: {stderr}"
+    );
 }
 
 #[test]
@@ -49,6 +69,10 @@ fn quickstart_status_shows_the_workspace_or_says_nothing_was_published() {
         r["result"],
         json!({"isPrompt": false, "text": "Workspace /work/demo (main)", "presentation": "modal", "title": "Workspace"})
     );
-    let r = s.call_core("4", "tool.execute", json!({"toolName": "echo", "arguments": "{\"x\":1}", "sessionID": "s", "toolCallID": "c"}));
+    let r = s.call_core(
+        "4",
+        "tool.execute",
+        json!({"toolName": "echo", "arguments": "{\"x\":1}", "sessionID": "s", "toolCallID": "c"}),
+    );
     assert_eq!(r["result"], "{\"x\":1}");
 }

@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -94,7 +94,9 @@ impl Session {
                 if n == 0 {
                     break;
                 }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
         let stdin = child.stdin.take();
@@ -117,17 +119,17 @@ impl Session {
     /// Reads the next response line as JSON.
     pub fn recv(&mut self) -> Value {
         let line = self.recv_line(RESPONSE_GUARD).unwrap_or_else(|| {
-            panic!("no response within {RESPONSE_GUARD:?}; stderr:\n{}", self.stderr())
+            panic!(
+                "no response within {RESPONSE_GUARD:?}; stderr:\n{}",
+                self.stderr()
+            )
         });
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("response is not JSON ({e}): {line}"))
     }
 
     /// Reads the next raw line, or `None` after `wait` or at EOF.
     pub fn recv_line(&mut self, wait: Duration) -> Option<String> {
-        match self.lines.recv_timeout(wait) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.lines.recv_timeout(wait).ok()
     }
 
     /// Sends a doc-dialect request (nested params) and returns the response.
@@ -154,7 +156,10 @@ impl Session {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("lingxi-wasm-run did not exit after EOF; stderr:\n{}", self.stderr());
+                panic!(
+                    "lingxi-wasm-run did not exit after EOF; stderr:\n{}",
+                    self.stderr()
+                );
             }
             thread::sleep(Duration::from_millis(10));
         };

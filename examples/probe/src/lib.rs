@@ -60,7 +60,10 @@ impl Command for ProbeCommand {
     }
     fn execute(&self, _args: &[String], ctx: &CommandContext) -> PluginResult<CommandResult> {
         let workspace = ctx.info.workspace_info()?;
-        Ok(CommandResult::message(format!("root={}", workspace.root_path)))
+        Ok(CommandResult::message(format!(
+            "root={}",
+            workspace.root_path
+        )))
     }
 }
 

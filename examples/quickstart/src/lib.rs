@@ -55,11 +55,18 @@ impl Command for StatusCommand {
     }
     fn execute(&self, _args: &[String], ctx: &CommandContext) -> PluginResult<CommandResult> {
         let Ok(workspace) = ctx.info.workspace_info() else {
-            return Ok(CommandResult::inline("The host has not published a runtime snapshot yet"));
+            return Ok(CommandResult::inline(
+                "The host has not published a runtime snapshot yet",
+            ));
         };
-        let branch = workspace.current_git_branch.as_deref().unwrap_or("not a git repository");
-        Ok(CommandResult::message(format!("Workspace {} ({branch})", workspace.root_path))
-            .with_title("Workspace"))
+        let branch = workspace
+            .current_git_branch
+            .as_deref()
+            .unwrap_or("not a git repository");
+        Ok(
+            CommandResult::message(format!("Workspace {} ({branch})", workspace.root_path))
+                .with_title("Workspace"),
+        )
     }
 }
 

@@ -54,7 +54,8 @@ fn main() {
 
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("LINGXI_WASM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_env("LINGXI_WASM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
@@ -68,15 +69,17 @@ fn run(cli: Cli) -> Result<()> {
     let grant = Grant {
         capabilities: parse_grants(&cli.grant)?,
         workspace: match &cli.workspace {
-            Some(dir) => Some(
-                dir.canonicalize()
-                    .with_context(|| format!("--workspace {}: cannot open the directory", dir.display()))?,
-            ),
+            Some(dir) => Some(dir.canonicalize().with_context(|| {
+                format!("--workspace {}: cannot open the directory", dir.display())
+            })?),
             None => None,
         },
     };
     if !(cli.timeout.is_finite() && cli.timeout > 0.0) {
-        bail!("--timeout {}: give a positive number of seconds, e.g. --timeout 2.5", cli.timeout);
+        bail!(
+            "--timeout {}: give a positive number of seconds, e.g. --timeout 2.5",
+            cli.timeout
+        );
     }
     let limits = Limits {
         call_timeout: Duration::from_secs_f64(cli.timeout),
@@ -93,13 +96,20 @@ fn run(cli: Cli) -> Result<()> {
     for line in host.policy().differences() {
         tracing::warn!("[{id}] {line}");
     }
-    let effective: Vec<_> = host.policy().effective().iter().map(|c| c.wire_name()).collect();
+    let effective: Vec<_> = host
+        .policy()
+        .effective()
+        .iter()
+        .map(|c| c.wire_name())
+        .collect();
     tracing::debug!("[{id}] effective capabilities: {effective:?}");
 
     let mut server = Server::new(host);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
-    server.serve(stdin, stdout).context("writing to stdout failed")?;
+    server
+        .serve(stdin, stdout)
+        .context("writing to stdout failed")?;
     Ok(())
 }
 

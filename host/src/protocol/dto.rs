@@ -265,7 +265,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(offset.observed_at, 1_800_000_000.0);
-        assert!(serde_json::from_value::<SnapshotDto>(json!({"observedAt": "soon", "ipcVersion": 1})).is_err());
+        assert!(
+            serde_json::from_value::<SnapshotDto>(json!({"observedAt": "soon", "ipcVersion": 1}))
+                .is_err()
+        );
     }
 
     #[test]
@@ -282,6 +285,11 @@ mod tests {
     fn required_fields_are_required() {
         assert!(serde_json::from_value::<ToolExecuteDto>(json!({"toolName": "t"})).is_err());
         assert!(serde_json::from_value::<HookEmitDto>(json!({})).is_err());
-        assert!(serde_json::from_value::<WorkspaceDto>(json!({"rootPath": "/r", "isGitRepository": true})).is_err());
+        assert!(
+            serde_json::from_value::<WorkspaceDto>(
+                json!({"rootPath": "/r", "isGitRepository": true})
+            )
+            .is_err()
+        );
     }
 }

@@ -92,7 +92,9 @@ fn decode_base64_json(encoded: &str) -> Result<Value, String> {
         .decode(encoded)
         .or_else(|_| STANDARD_NO_PAD.decode(encoded))
         .map_err(|e| {
-            format!("params string is not standard base64 ({e}); send base64 of JSON or nested JSON")
+            format!(
+                "params string is not standard base64 ({e}); send base64 of JSON or nested JSON"
+            )
         })?;
     serde_json::from_slice(&bytes)
         .map_err(|e| format!("params decode from base64 but are not valid JSON: {e}"))
@@ -178,7 +180,10 @@ mod tests {
     #[test]
     fn undecodable_lines_recover_the_id_when_possible() {
         assert_eq!(decode_request("{nope").unwrap_err().id, None);
-        assert_eq!(decode_request(r#"{"id":7,"method":"m"}"#).unwrap_err().id, None);
+        assert_eq!(
+            decode_request(r#"{"id":7,"method":"m"}"#).unwrap_err().id,
+            None
+        );
         let bad = decode_request(r#"{"id":"q","method":"m","params":"***"}"#).unwrap_err();
         assert_eq!(bad.id.as_deref(), Some("q"));
         assert!(bad.message.contains("base64"), "{}", bad.message);
@@ -189,7 +194,8 @@ mod tests {
     #[test]
     fn responses_follow_the_dialect() {
         let v = json!("echo:hi");
-        let core: Value = serde_json::from_str(&encode_success("C", Some(&v), Dialect::Core)).unwrap();
+        let core: Value =
+            serde_json::from_str(&encode_success("C", Some(&v), Dialect::Core)).unwrap();
         assert_eq!(core, json!({"id": "C", "result": "ImVjaG86aGki"}));
         let empty: Value = serde_json::from_str(&encode_success("A", None, Dialect::Core)).unwrap();
         assert_eq!(empty, json!({"id": "A", "result": ""}));

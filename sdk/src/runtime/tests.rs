@@ -13,7 +13,10 @@ impl Tool for Echo {
         "echo"
     }
     fn execute(&self, arguments: &str, ctx: &ToolContext) -> PluginResult<String> {
-        Ok(format!("{arguments}@{}/{}", ctx.session_id, ctx.tool_call_id))
+        Ok(format!(
+            "{arguments}@{}/{}",
+            ctx.session_id, ctx.tool_call_id
+        ))
     }
 }
 
@@ -61,7 +64,11 @@ impl Plugin for Fixture {
             let log = self.hook_log.clone();
             ctx.on(event, move |_| {
                 log.borrow_mut().push(name);
-                if fail { Err(PluginError::new("boom")) } else { Ok(()) }
+                if fail {
+                    Err(PluginError::new("boom"))
+                } else {
+                    Ok(())
+                }
             });
         }
         Ok(())
@@ -69,11 +76,18 @@ impl Plugin for Fixture {
 }
 
 fn init(v: Option<i64>) -> wit::InitializeRequest {
-    wit::InitializeRequest { host_ipc_version: v, core_version: Some("1.1.0".into()) }
+    wit::InitializeRequest {
+        host_ipc_version: v,
+        core_version: Some("1.1.0".into()),
+    }
 }
 
 fn cmd(name: &str) -> wit::CommandCall {
-    wit::CommandCall { command_name: name.into(), arguments: vec!["a".into(), "b".into()], session_id: None }
+    wit::CommandCall {
+        command_name: name.into(),
+        arguments: vec!["a".into(), "b".into()],
+        session_id: None,
+    }
 }
 
 #[test]
@@ -86,7 +100,10 @@ fn handshake_lists_registrations_and_sorted_hooks() {
     assert_eq!(hs.commands[0].aliases, vec!["st".to_owned()]);
     assert_eq!(hs.commands[0].category, "Plugin");
     // sessionStart < toolAfter, each once.
-    assert_eq!(hs.supported_hooks, vec![HookEvent::SessionStart, HookEvent::ToolAfter]);
+    assert_eq!(
+        hs.supported_hooks,
+        vec![HookEvent::SessionStart, HookEvent::ToolAfter]
+    );
     // A second initialize returns the same handshake without re-activating.
     assert_eq!(rt.initialize(init(None)).unwrap(), hs);
 }
@@ -103,9 +120,21 @@ fn unsupported_ipc_version_has_reference_text() {
 #[test]
 fn failed_activation_is_retried_by_the_next_request() {
     let activations = Rc::new(Cell::new(0));
-    let mut rt = Runtime::new(Box::new(Fixture { failures: 1, activations: activations.clone(), ..Default::default() }));
-    assert_eq!(rt.initialize(init(Some(1))).unwrap_err(), "database not ready");
-    let call = wit::ToolCall { tool_name: "echo".into(), arguments: "{}".into(), session_id: "s".into(), tool_call_id: "c".into() };
+    let mut rt = Runtime::new(Box::new(Fixture {
+        failures: 1,
+        activations: activations.clone(),
+        ..Default::default()
+    }));
+    assert_eq!(
+        rt.initialize(init(Some(1))).unwrap_err(),
+        "database not ready"
+    );
+    let call = wit::ToolCall {
+        tool_name: "echo".into(),
+        arguments: "{}".into(),
+        session_id: "s".into(),
+        tool_call_id: "c".into(),
+    };
     assert_eq!(rt.execute_tool(call.clone()).unwrap(), "{}@s/c");
     assert_eq!(rt.execute_tool(call).unwrap(), "{}@s/c");
     assert_eq!(activations.get(), 2);
@@ -114,9 +143,20 @@ fn failed_activation_is_retried_by_the_next_request() {
 #[test]
 fn tools_activate_lazily_and_unknown_names_have_reference_text() {
     let mut rt = Runtime::new(Box::new(Fixture::default()));
-    let call = wit::ToolCall { tool_name: "nope".into(), arguments: String::new(), session_id: String::new(), tool_call_id: String::new() };
-    assert_eq!(rt.execute_tool(call).unwrap_err(), "Tool 'nope' not found in plugin");
-    assert_eq!(rt.execute_command(cmd("Nope")).unwrap_err(), "Command 'Nope' not found in plugin");
+    let call = wit::ToolCall {
+        tool_name: "nope".into(),
+        arguments: String::new(),
+        session_id: String::new(),
+        tool_call_id: String::new(),
+    };
+    assert_eq!(
+        rt.execute_tool(call).unwrap_err(),
+        "Tool 'nope' not found in plugin"
+    );
+    assert_eq!(
+        rt.execute_command(cmd("Nope")).unwrap_err(),
+        "Command 'Nope' not found in plugin"
+    );
 }
 
 #[test]
@@ -137,7 +177,11 @@ fn hooks_run_in_order_and_failures_do_not_fail_the_event() {
     let fixture = Fixture::default();
     let log = fixture.hook_log.clone();
     let mut rt = Runtime::new(Box::new(fixture));
-    let payload = |event| wit::HookPayload { event, subject_id: "s-1".into(), metadata: vec![] };
+    let payload = |event| wit::HookPayload {
+        event,
+        subject_id: "s-1".into(),
+        metadata: vec![],
+    };
     rt.emit_hook(payload(HookEvent::SessionStart)).unwrap();
     rt.emit_hook(payload(HookEvent::AgentTurnEnd)).unwrap();
     assert_eq!(*log.borrow(), vec!["first", "second"]);

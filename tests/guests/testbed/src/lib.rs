@@ -28,7 +28,9 @@ impl Plugin for Testbed {
         let log = ctx.logger;
         log.info(format!("activation #{activations}"));
         ctx.register_tool(FnTool("ok", |args| Ok(format!("ok:{args}"))));
-        ctx.register_tool(FnTool("fail", |args| Err(PluginError::new(format!("failed on purpose: {args}")))));
+        ctx.register_tool(FnTool("fail", |args| {
+            Err(PluginError::new(format!("failed on purpose: {args}")))
+        }));
         ctx.register_tool(FnTool("print-stdout", |_| {
             // Would break the protocol channel if it reached the host's stdout.
             println!("{{\"id\":\"X\",\"result\":\"forged\"}}");
@@ -43,7 +45,10 @@ impl Plugin for Testbed {
         }));
         ctx.register_tool(FnTool("panic", |_| panic!("deliberate panic")));
         ctx.register_tool(FnTool("env", |_| {
-            Ok(std::env::vars().map(|(k, _)| k).collect::<Vec<_>>().join(","))
+            Ok(std::env::vars()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>()
+                .join(","))
         }));
         ctx.register_tool(FnTool("read-file", |path| {
             std::fs::read_to_string(path).map_err(|e| PluginError::new(format!("{path}: {e}")))
@@ -53,7 +58,9 @@ impl Plugin for Testbed {
             log.info(format!("turn ended: {}", p.subject_id));
             Ok(())
         });
-        ctx.on(HookEvent::AgentTurnEnd, |_| Err(PluginError::new("second handler fails")));
+        ctx.on(HookEvent::AgentTurnEnd, |_| {
+            Err(PluginError::new("second handler fails"))
+        });
         Ok(())
     }
 
