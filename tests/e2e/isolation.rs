@@ -145,3 +145,19 @@ fn files_are_reachable_only_inside_a_granted_workspace() {
         "the difference is logged once at start: {stderr}"
     );
 }
+
+#[test]
+fn a_memory_bomb_hits_the_cap_and_the_next_call_works() {
+    let mut s = Session::start(&guest("testbed"), &["--max-memory", "32"]);
+    let r = s.call("1", "tool.execute", tool("alloc-mib", "8"));
+    assert_eq!(r["result"], "allocated 8 MiB", "{r}");
+    let r = s.call("2", "tool.execute", tool("alloc-mib", "64"));
+    let error = r["error"].as_str().expect("error");
+    assert!(
+        error.contains("exceeded the plugin memory limit of 32 MiB"),
+        "{error}"
+    );
+    assert!(error.contains("--max-memory"), "{error}");
+    let r = s.call("3", "tool.execute", tool("ok", "alive"));
+    assert_eq!(r["result"], "ok:alive");
+}

@@ -44,6 +44,17 @@ impl Plugin for Testbed {
             loop {}
         }));
         ctx.register_tool(FnTool("panic", |_| panic!("deliberate panic")));
+        ctx.register_tool(FnTool("alloc-mib", |args| {
+            let mib: usize = args
+                .trim()
+                .parse()
+                .map_err(|e| PluginError::new(format!("alloc-mib takes a number: {e}")))?;
+            let block = vec![1u8; mib * 1024 * 1024];
+            Ok(format!(
+                "allocated {} MiB",
+                block.iter().map(|b| usize::from(*b)).sum::<usize>() >> 20
+            ))
+        }));
         ctx.register_tool(FnTool("env", |_| {
             Ok(std::env::vars()
                 .map(|(k, _)| k)
