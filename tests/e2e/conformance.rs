@@ -111,3 +111,60 @@ fn matcher_rejects_what_it_should() {
     assert!(matches(&serde_json::json!({"c": "y"}), &v, "").is_err());
     assert!(matches(&serde_json::json!({"d": null}), &v, "").is_err());
 }
+
+/// The spec §7 Core-dialect lines piped in at once, stdin closed right after:
+/// every request is answered, in order, before the launcher exits 0.
+#[test]
+fn spec7_core_lines_piped_at_once() {
+    let file = workspace_root().join("tests/conformance/spec7-core-dialect.jsonl");
+    let text = std::fs::read_to_string(file).expect("transcript");
+    let sends: Vec<String> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|step| step.get("send").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        .arg(guest("probe"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all((sends.join("\n") + "\n").as_bytes())?;
+            drop(stdin);
+            child.wait_with_output()
+        })
+        .expect("run lingxi-wasm-run");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let responses: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect();
+    let ids: Vec<&str> = responses.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(ids, ["A", "B", "C", "F", "G", "H", "I", "J", "K", "L", "M"]);
+    assert_eq!(responses[0], serde_json::json!({"id": "A", "result": ""}));
+    assert_eq!(
+        responses[2],
+        serde_json::json!({"id": "C", "result": "ImVjaG86aGki"})
+    );
+    assert_eq!(
+        responses[3],
+        serde_json::json!({"id": "F", "error": "Unknown IPC method: tool.call"})
+    );
+    let handshake = decode_core(responses[1].clone());
+    assert_eq!(
+        handshake["result"]["manifest"]["id"],
+        "com.lingxi.test-probe"
+    );
+    assert_eq!(
+        handshake["result"]["supportedHooks"],
+        serde_json::json!(["sessionStart"])
+    );
+}
