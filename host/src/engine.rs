@@ -34,6 +34,8 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
+        crate::policy::net::link_name_lookup(&mut linker)
+            .map_err(|e| LoadError::Engine(e.to_string()))?;
         LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
 
@@ -120,6 +122,7 @@ impl Runtime {
                 .trap_on_grow_failure(true)
                 .build(),
             snapshot: None,
+            net: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

@@ -62,6 +62,7 @@ pub use engine::{PluginComponent, Runtime};
 pub use error::{CallError, LoadError, SnapshotError};
 pub use limits::Limits;
 pub use plugin::PluginHost;
-pub use policy::{Grant, Policy};
+pub use policy::file::{PolicyError, PolicySpec};
+pub use policy::{Grant, NetRule, Policy};
 pub use server::{MAX_LINE_BYTES, Server};
 pub use stdio::GUEST_TARGET;

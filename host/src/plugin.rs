@@ -69,6 +69,11 @@ impl PluginHost {
         &self.policy
     }
 
+    /// What the user granted.
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
         &self.limits
@@ -211,9 +216,12 @@ impl PluginHost {
         ];
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
-        self.policy.apply(&mut wasi, &id, root.as_deref());
+        let net = self
+            .policy
+            .apply(&self.grant, &mut wasi, &id, root.as_deref());
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &id, &self.limits);
+        store.data_mut().net = net;
         let bindings =
             self.component
                 .pre

@@ -8,6 +8,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
+use crate::policy::NetGuard;
 use crate::stdio::GUEST_TARGET;
 
 /// Longest log message kept from a plugin; the rest is cut off.
@@ -21,6 +22,8 @@ pub struct HostState {
     pub(crate) limits: StoreLimits,
     /// The latest accepted snapshot; replaced (never merged) by the host.
     pub(crate) snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+    /// The network allow-list, when the plugin may use the network.
+    pub(crate) net: Option<Arc<NetGuard>>,
 }
 
 impl WasiView for HostState {

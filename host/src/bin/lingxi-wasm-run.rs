@@ -4,12 +4,10 @@
 
 use std::io::{self, BufWriter, IsTerminal};
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Parser;
-use lingxi_wasm_host::types::Capability;
-use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime, Server};
+use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, Server};
 
 /// Run a LingXi plugin component (wasm32-wasip2) in a deny-by-default sandbox,
 /// speaking the LingXi JSON-Lines plugin protocol on stdin/stdout.
@@ -27,21 +25,46 @@ struct Cli {
     /// (projectRead, projectWrite, processExecution, networkAccess), or `none`.
     /// Repeatable. Default: whatever the plugin's manifest declares.
     #[arg(long, value_name = "CAPS", value_delimiter = ',')]
-    grant: Vec<String>,
+    grant: Option<Vec<String>>,
 
     /// Workspace root to mount for projectRead/projectWrite. Default: the
     /// `workspace.rootPath` of the host's snapshots.
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
 
-    /// Deadline of one call, in seconds. The default stays under LingXi's
-    /// 3.0 s watchdog so the host gets an explanatory error.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.5)]
-    timeout: f64,
+    /// Also mount DIR read-only (needs projectRead or projectWrite). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    allow_read: Vec<PathBuf>,
 
-    /// Memory limit of the plugin instance, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
-    max_memory: usize,
+    /// Also mount DIR read-write (needs projectWrite). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    allow_write: Vec<PathBuf>,
+
+    /// Allow network destinations host:port under networkAccess (e.g.
+    /// api.example.com:443, *.example.com:*, 127.0.0.1:8000-8100). Repeatable.
+    /// Without any, networkAccess reaches every destination.
+    #[arg(long, value_name = "HOST:PORT")]
+    allow_net: Vec<String>,
+
+    /// Pass an environment variable: KEY (its value here) or KEY=VALUE.
+    /// Repeatable. The plugin sees no other variable.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    env: Vec<String>,
+
+    /// Deadline of one call, in seconds [default: 2.5, under LingXi's 3.0 s
+    /// watchdog so the host gets an explanatory error].
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+
+    /// Memory limit of the plugin instance, in MiB [default: 256].
+    #[arg(long, value_name = "MIB")]
+    max_memory: Option<usize>,
+
+    /// A TOML policy file with the same settings (grant, workspace,
+    /// allow-read, allow-write, allow-net, env, timeout, max-memory); flags
+    /// given here override or extend it.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 }
 
 fn main() {
@@ -66,34 +89,27 @@ fn init_logging() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let grant = Grant {
-        capabilities: parse_grants(&cli.grant)?,
-        workspace: match &cli.workspace {
-            Some(dir) => Some(dir.canonicalize().with_context(|| {
-                format!("--workspace {}: cannot open the directory", dir.display())
-            })?),
-            None => None,
-        },
+    let file = match &cli.policy {
+        Some(path) => PolicySpec::from_file(path)?,
+        None => PolicySpec::default(),
     };
-    if !(cli.timeout.is_finite() && cli.timeout > 0.0) {
-        bail!(
-            "--timeout {}: give a positive number of seconds, e.g. --timeout 2.5",
-            cli.timeout
-        );
-    }
-    let limits = Limits {
-        call_timeout: Duration::from_secs_f64(cli.timeout),
-        max_memory_bytes: cli
-            .max_memory
-            .checked_mul(1024 * 1024)
-            .context("--max-memory is too large")?,
+    let flags = PolicySpec {
+        grant: cli.grant,
+        workspace: cli.workspace,
+        allow_read: cli.allow_read,
+        allow_write: cli.allow_write,
+        allow_net: cli.allow_net,
+        env: cli.env,
+        timeout: cli.timeout,
+        max_memory: cli.max_memory,
     };
+    let (grant, limits) = file.merge(flags).resolve(|key| std::env::var(key).ok())?;
 
     let runtime = Runtime::new()?;
     let component = runtime.load_file(&cli.component)?;
     let host = PluginHost::new(component, grant, limits);
     let id = host.manifest().id.clone();
-    for line in host.policy().differences() {
+    for line in host.policy().report(host.grant()) {
         tracing::warn!("[{id}] {line}");
     }
     let effective: Vec<_> = host
@@ -111,24 +127,4 @@ fn run(cli: Cli) -> Result<()> {
         .serve(stdin, stdout)
         .context("writing to stdout failed")?;
     Ok(())
-}
-
-/// `--grant` values: wire names, or `none`. No flag at all means "as declared".
-fn parse_grants(values: &[String]) -> Result<Option<Vec<Capability>>> {
-    if values.is_empty() {
-        return Ok(None);
-    }
-    let mut granted = Vec::new();
-    for value in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
-        if value == "none" {
-            continue;
-        }
-        match Capability::from_wire(value) {
-            Some(c) => granted.push(c),
-            None => bail!(
-                "--grant {value}: unknown capability; use projectRead, projectWrite, processExecution, networkAccess or none"
-            ),
-        }
-    }
-    Ok(Some(granted))
 }

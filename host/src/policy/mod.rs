@@ -3,12 +3,18 @@
 //! A capability is effective only if the plugin declares it in its manifest
 //! AND the user grants it. Everything else is denied: no environment, no
 //! arguments, no host stdin, no network, no filesystem. Effective capabilities
-//! become WASI grants in [`Policy::apply`].
+//! become WASI grants in [`Policy::apply`]; the network allow-list is in
+//! [`net`], the policy file in [`file`].
+
+pub mod file;
+pub mod net;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+pub use self::net::{NetGuard, NetRule, NetRuleError};
 use crate::bindings::lingxi::plugin::types::Capability;
 
 /// What the user allows, before it meets the manifest.
@@ -20,6 +26,17 @@ pub struct Grant {
     /// Workspace root fixed by the user (`--workspace`). When absent, the root
     /// comes from `workspace.rootPath` of the latest snapshot.
     pub workspace: Option<PathBuf>,
+    /// Extra directories mounted read-only (`--allow-read`); only for a
+    /// plugin that declares `projectRead` or `projectWrite`.
+    pub allow_read: Vec<PathBuf>,
+    /// Extra directories mounted read-write (`--allow-write`); only for a
+    /// plugin that declares `projectWrite`.
+    pub allow_write: Vec<PathBuf>,
+    /// Destinations allowed under `networkAccess` (`--allow-net`); empty
+    /// allows every destination.
+    pub allow_net: Vec<NetRule>,
+    /// Environment variables the plugin sees (`--env`); nothing else.
+    pub env: Vec<(String, String)>,
 }
 
 /// The decision for one plugin: declared ∩ granted.
@@ -43,8 +60,10 @@ impl Policy {
             .capabilities
             .clone()
             .unwrap_or_else(|| declared_set.clone());
+        // WASI has no process API: processExecution can never be honoured.
         let effective = Capability::ALL
             .into_iter()
+            .filter(|c| *c != Capability::ProcessExecution)
             .filter(|c| declared_set.contains(c) && granted.contains(c))
             .collect();
         Policy {
@@ -64,10 +83,12 @@ impl Policy {
         &self.effective
     }
 
-    /// Declared but not granted: the plugin asked for them and will not get them.
+    /// Declared but not granted: the plugin asked for them and will not get
+    /// them (processExecution is reported by [`Policy::differences`] apart).
     pub fn withheld(&self) -> Vec<Capability> {
         Capability::ALL
             .into_iter()
+            .filter(|c| *c != Capability::ProcessExecution)
             .filter(|c| self.declared.contains(c) && !self.effective.contains(c))
             .collect()
     }
@@ -92,34 +113,50 @@ impl Policy {
     }
 
     /// Turns the decision into WASI grants on a context that starts out
-    /// denying everything. The workspace root is mounted at the same absolute
-    /// path inside the guest, so `workspace.rootPath` works unchanged. A root
-    /// that cannot be opened is logged and left out; the plugin still runs.
-    pub fn apply(&self, wasi: &mut WasiCtxBuilder, plugin_id: &str, workspace: Option<&Path>) {
+    /// denying everything, and returns the network guard when networking is
+    /// allowed. Directories are mounted at the same absolute path inside the
+    /// guest, so `workspace.rootPath` works unchanged. A directory that cannot
+    /// be opened is logged and left out; the plugin still runs.
+    pub fn apply(
+        &self,
+        grant: &Grant,
+        wasi: &mut WasiCtxBuilder,
+        plugin_id: &str,
+        workspace: Option<&Path>,
+    ) -> Option<Arc<NetGuard>> {
         if let (Some(perms), Some(root)) = (self.workspace_perms(), workspace) {
-            let guest_path = root.to_string_lossy();
-            if !root.is_absolute() {
-                tracing::warn!(
-                    "[{plugin_id}] workspace root {} is not absolute; not mounted (pass --workspace DIR)",
-                    root.display()
-                );
-            } else if let Err(e) = wasi.preopened_dir(root, guest_path.as_ref(), perms) {
-                tracing::warn!(
-                    "[{plugin_id}] cannot mount workspace root {}: {e}; the plugin runs without file access",
-                    root.display()
-                );
+            mount(wasi, plugin_id, "workspace root", root, perms);
+        }
+        if self.workspace_perms().is_some() {
+            for dir in &grant.allow_read {
+                mount(wasi, plugin_id, "--allow-read", dir, FsPerms::ReadOnly);
             }
         }
-        if self.allows(Capability::NetworkAccess) {
-            wasi.inherit_network()
-                .allow_tcp(true)
-                .allow_udp(true)
-                .allow_ip_name_lookup(true);
-        } else {
+        if self.allows(Capability::ProjectWrite) {
+            for dir in &grant.allow_write {
+                mount(wasi, plugin_id, "--allow-write", dir, FsPerms::ReadWrite);
+            }
+        }
+        for (key, value) in &grant.env {
+            wasi.env(key, value);
+        }
+        if !self.allows(Capability::NetworkAccess) {
             wasi.allow_tcp(false)
                 .allow_udp(false)
                 .allow_ip_name_lookup(false);
+            return None;
         }
+        let guard = NetGuard::new(plugin_id, &grant.allow_net);
+        let check = guard.clone();
+        wasi.allow_tcp(true)
+            .allow_udp(true)
+            .allow_ip_name_lookup(true)
+            .socket_addr_check(move |addr, usage| {
+                use wasmtime_wasi::sockets::SocketAddrUse::{TcpBind, UdpBind};
+                let allowed = check.check_addr(addr, matches!(usage, TcpBind | UdpBind));
+                Box::pin(async move { allowed })
+            });
+        Some(guard)
     }
 
     /// One line per difference between what the plugin declares and what it
@@ -142,13 +179,48 @@ impl Policy {
                 c.wire_name()
             ));
         }
-        if self.allows(Capability::ProcessExecution) {
+        if self.declared.contains(&Capability::ProcessExecution) {
             lines.push(
-                "processExecution is granted but WASI has no process API: the plugin cannot start processes"
+                "declares processExecution, which is refused: WASI has no process API, so a sandboxed plugin cannot start processes"
                     .to_owned(),
             );
         }
         lines
+    }
+
+    /// [`Policy::differences`] plus the grants that cannot take effect.
+    pub fn report(&self, grant: &Grant) -> Vec<String> {
+        let mut lines = self.differences();
+        if !grant.allow_read.is_empty() && self.workspace_perms().is_none() {
+            lines.push(
+                "--allow-read ignored: the plugin does not have projectRead or projectWrite".into(),
+            );
+        }
+        if !grant.allow_write.is_empty() && !self.allows(Capability::ProjectWrite) {
+            lines.push("--allow-write ignored: the plugin does not have projectWrite".into());
+        }
+        if !grant.allow_net.is_empty() && !self.allows(Capability::NetworkAccess) {
+            lines.push("--allow-net ignored: the plugin does not have networkAccess".into());
+        }
+        lines
+    }
+}
+
+/// Mounts `dir` at its own absolute path, or logs why it cannot.
+fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, perms: FsPerms) {
+    if !dir.is_absolute() {
+        tracing::warn!(
+            "[{plugin_id}] {what} {} is not an absolute path; not mounted",
+            dir.display()
+        );
+        return;
+    }
+    let guest_path = dir.to_string_lossy();
+    if let Err(e) = wasi.preopened_dir(dir, guest_path.as_ref(), perms) {
+        tracing::warn!(
+            "[{plugin_id}] cannot mount {what} {}: {e}; the plugin runs without it",
+            dir.display()
+        );
     }
 }
 
@@ -160,7 +232,7 @@ mod tests {
     fn grant(c: Option<Vec<Capability>>) -> Grant {
         Grant {
             capabilities: c,
-            workspace: None,
+            ..Grant::default()
         }
     }
 
@@ -180,6 +252,8 @@ mod tests {
             ),
             (vec![], Some(Capability::ALL.to_vec()), vec![]),
             (vec![ProjectWrite, ProjectWrite], None, vec![ProjectWrite]),
+            // WASI has no process API: never effective.
+            (vec![ProcessExecution], None, vec![]),
         ];
         for (declared, granted, effective) in cases {
             let p = Policy::decide(&declared, &grant(granted.clone()));

@@ -1,0 +1,308 @@
+//! What a user writes to grant things: command-line flags or a TOML policy
+//! file (`--policy FILE`), both as a [`PolicySpec`] of plain strings, turned
+//! into a checked [`Grant`] and [`Limits`] by [`PolicySpec::resolve`].
+//!
+//! ```toml
+//! grant = ["projectRead", "networkAccess"]   # or ["none"]; absent: as declared
+//! workspace = "/home/me/project"
+//! allow-read = ["/usr/share/dict"]
+//! allow-write = ["/tmp/plugin-out"]
+//! allow-net = ["api.example.com:443", "*.example.org:*"]
+//! env = ["LANG", "MODE=fast"]
+//! timeout = 2.5          # seconds per call
+//! max-memory = 256       # MiB
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{Grant, NetRuleError};
+use crate::bindings::lingxi::plugin::types::Capability;
+use crate::limits::Limits;
+
+/// Grant and limit settings as written by the user.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PolicySpec {
+    /// Capability wire names, or `none`; absent grants what is declared.
+    pub grant: Option<Vec<String>>,
+    /// Workspace root to mount.
+    pub workspace: Option<PathBuf>,
+    /// Extra read-only directories.
+    #[serde(default)]
+    pub allow_read: Vec<PathBuf>,
+    /// Extra read-write directories.
+    #[serde(default)]
+    pub allow_write: Vec<PathBuf>,
+    /// `host:port` rules.
+    #[serde(default)]
+    pub allow_net: Vec<String>,
+    /// `KEY` (value taken from the launcher's environment) or `KEY=VALUE`.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Deadline of one call, in seconds.
+    pub timeout: Option<f64>,
+    /// Memory limit of one instance, in MiB.
+    pub max_memory: Option<usize>,
+}
+
+/// A policy that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The policy file could not be read.
+    #[error("cannot read policy file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The policy file is not valid.
+    #[error("policy file {}: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// An unknown capability name.
+    #[error(
+        "--grant {0}: unknown capability; use projectRead, projectWrite, processExecution, networkAccess or none"
+    )]
+    Capability(String),
+    /// A directory that does not exist or cannot be resolved.
+    #[error("{flag} {}: {source}; give an existing directory", path.display())]
+    Directory {
+        /// The flag or key.
+        flag: &'static str,
+        /// The directory.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: std::io::Error,
+    },
+    /// A bad network rule.
+    #[error(transparent)]
+    Net(#[from] NetRuleError),
+    /// A bad environment entry.
+    #[error("--env {0}: write KEY or KEY=VALUE with a non-empty KEY")]
+    Env(String),
+    /// A bad limit.
+    #[error("{0}")]
+    Limit(String),
+}
+
+impl PolicySpec {
+    /// Reads a TOML policy file. Unknown keys are errors: a typo in a
+    /// security policy must not pass silently.
+    pub fn from_file(path: &Path) -> Result<Self, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| PolicyError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Lays `over` on top of `self`: its scalars win, its lists are added.
+    pub fn merge(mut self, over: PolicySpec) -> PolicySpec {
+        self.grant = over.grant.or(self.grant);
+        self.workspace = over.workspace.or(self.workspace);
+        self.allow_read.extend(over.allow_read);
+        self.allow_write.extend(over.allow_write);
+        self.allow_net.extend(over.allow_net);
+        self.env.extend(over.env);
+        self.timeout = over.timeout.or(self.timeout);
+        self.max_memory = over.max_memory.or(self.max_memory);
+        self
+    }
+
+    /// Checks everything and resolves directories to absolute paths.
+    /// `lookup_env` reads the launcher's environment for bare `KEY` entries.
+    pub fn resolve(
+        &self,
+        lookup_env: impl Fn(&str) -> Option<String>,
+    ) -> Result<(Grant, Limits), PolicyError> {
+        let capabilities = match &self.grant {
+            None => None,
+            Some(names) => Some(parse_capabilities(names)?),
+        };
+        let dir = |flag, path: &PathBuf| {
+            path.canonicalize()
+                .map_err(|source| PolicyError::Directory {
+                    flag,
+                    path: path.clone(),
+                    source,
+                })
+        };
+        let grant = Grant {
+            capabilities,
+            workspace: self
+                .workspace
+                .as_ref()
+                .map(|p| dir("--workspace", p))
+                .transpose()?,
+            allow_read: self
+                .allow_read
+                .iter()
+                .map(|p| dir("--allow-read", p))
+                .collect::<Result<_, _>>()?,
+            allow_write: self
+                .allow_write
+                .iter()
+                .map(|p| dir("--allow-write", p))
+                .collect::<Result<_, _>>()?,
+            allow_net: self
+                .allow_net
+                .iter()
+                .map(|r| r.parse())
+                .collect::<Result<_, _>>()?,
+            env: parse_env(&self.env, lookup_env)?,
+        };
+        let mut limits = Limits::default();
+        if let Some(seconds) = self.timeout {
+            if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                return Err(PolicyError::Limit(format!(
+                    "--timeout {seconds}: give a number of seconds above 0 and at most 3600, e.g. --timeout 2.5"
+                )));
+            }
+            limits.call_timeout = Duration::from_secs_f64(seconds);
+        }
+        if let Some(mib) = self.max_memory {
+            limits.max_memory_bytes = mib
+                .checked_mul(1024 * 1024)
+                .filter(|b| *b >= 1024 * 1024)
+                .ok_or_else(|| {
+                    PolicyError::Limit(format!(
+                        "--max-memory {mib}: give a number of MiB from 1, e.g. --max-memory 256"
+                    ))
+                })?;
+        }
+        Ok((grant, limits))
+    }
+}
+
+/// Capability wire names; `none` stands for no capability.
+pub fn parse_capabilities(names: &[String]) -> Result<Vec<Capability>, PolicyError> {
+    let mut granted = Vec::new();
+    for name in names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty() && *n != "none")
+    {
+        let capability =
+            Capability::from_wire(name).ok_or_else(|| PolicyError::Capability(name.to_owned()))?;
+        if !granted.contains(&capability) {
+            granted.push(capability);
+        }
+    }
+    Ok(granted)
+}
+
+fn parse_env(
+    entries: &[String],
+    lookup_env: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, PolicyError> {
+    let mut env = Vec::new();
+    for entry in entries {
+        let (key, value) = match entry.split_once('=') {
+            Some((key, value)) => (key, Some(value.to_owned())),
+            None => (entry.as_str(), None),
+        };
+        if key.is_empty() || key.contains('\0') {
+            return Err(PolicyError::Env(entry.clone()));
+        }
+        match value.or_else(|| lookup_env(key)) {
+            Some(value) => env.push((key.to_owned(), value)),
+            None => tracing::warn!(
+                "--env {key}: not set in the launcher's environment; the plugin will not see it"
+            ),
+        }
+    }
+    Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_file_parses_and_rejects_typos() {
+        let spec: PolicySpec = toml::from_str(
+            "grant = [\"projectRead\"]\nallow-net = [\"*:443\"]\nenv = [\"A=1\"]\ntimeout = 1.5\n",
+        )
+        .unwrap();
+        let (grant, limits) = spec.resolve(|_| None).unwrap();
+        assert_eq!(grant.capabilities, Some(vec![Capability::ProjectRead]));
+        assert_eq!(grant.env, vec![("A".to_owned(), "1".to_owned())]);
+        assert_eq!(limits.call_timeout, Duration::from_millis(1500));
+        assert!(toml::from_str::<PolicySpec>("allow_net = []").is_err());
+    }
+
+    #[test]
+    fn command_line_lays_over_the_file() {
+        let file = PolicySpec {
+            grant: Some(vec!["none".into()]),
+            env: vec!["A=1".into()],
+            ..Default::default()
+        };
+        let cli = PolicySpec {
+            env: vec!["B".into()],
+            timeout: Some(1.0),
+            ..Default::default()
+        };
+        let merged = file.merge(cli);
+        assert_eq!(merged.grant, Some(vec!["none".into()]));
+        let (grant, _) = merged
+            .resolve(|k| (k == "B").then(|| "from-env".into()))
+            .unwrap();
+        assert_eq!(grant.capabilities, Some(vec![]));
+        assert_eq!(
+            grant.env,
+            vec![("A".into(), "1".into()), ("B".into(), "from-env".into())]
+        );
+    }
+
+    #[test]
+    fn bad_values_say_what_to_write() {
+        let bad = |spec: PolicySpec| spec.resolve(|_| None).unwrap_err().to_string();
+        assert!(
+            bad(PolicySpec {
+                grant: Some(vec!["root".into()]),
+                ..Default::default()
+            })
+            .contains("unknown capability")
+        );
+        assert!(
+            bad(PolicySpec {
+                allow_read: vec!["/no/such/dir".into()],
+                ..Default::default()
+            })
+            .contains("--allow-read /no/such/dir")
+        );
+        assert!(
+            bad(PolicySpec {
+                env: vec!["=x".into()],
+                ..Default::default()
+            })
+            .contains("KEY=VALUE")
+        );
+        assert!(
+            bad(PolicySpec {
+                timeout: Some(0.0),
+                ..Default::default()
+            })
+            .contains("--timeout")
+        );
+        assert!(
+            bad(PolicySpec {
+                allow_net: vec!["nope".into()],
+                ..Default::default()
+            })
+            .contains("host:port")
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! The network allow-list (`--allow-net host:port`), and how it is enforced.
+//!
+//! Rules are `host:port`, like Spin's: host is `*` (any), `*.example.com`
+//! (any subdomain), a name, or an IP literal (`[::1]` for IPv6); port is `*`,
+//! a number, or a range `8000-8100`. Enforcement has two hooks:
+//! - name lookup: the guest may only resolve names some rule allows; the
+//!   addresses a lookup returns are remembered for that rule;
+//! - every socket address the guest binds, connects or sends to is checked:
+//!   an IP literal rule, a `*` rule, or an address resolved from an allowed
+//!   name, with a matching port. Anything else is refused (the guest sees
+//!   `access-denied`) and logged with the flag that would allow it.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+/// The host part of a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostPattern {
+    Any,
+    /// Lower-case name, e.g. `api.example.com`.
+    Name(String),
+    /// `*.example.com`, stored as `.example.com`.
+    Subdomains(String),
+    Ip(IpAddr),
+}
+
+/// One `host:port` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetRule {
+    host: HostPattern,
+    ports: (u16, u16),
+}
+
+/// A rule that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--allow-net {input}: {reason}; write host:port, e.g. api.example.com:443, *.example.com:*, 127.0.0.1:8080, [::1]:8000-8100 or *:443"
+)]
+pub struct NetRuleError {
+    input: String,
+    reason: &'static str,
+}
+
+impl FromStr for NetRule {
+    type Err = NetRuleError;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        let fail = |reason| NetRuleError {
+            input: input.to_owned(),
+            reason,
+        };
+        let (host, port) = input.rsplit_once(':').ok_or_else(|| fail("no port"))?;
+        let host = host.trim().to_ascii_lowercase();
+        let host = if host == "*" {
+            HostPattern::Any
+        } else if let Some(suffix) = host.strip_prefix("*.") {
+            if suffix.is_empty() || suffix.contains('*') {
+                return Err(fail("a wildcard must be a whole leading label"));
+            }
+            HostPattern::Subdomains(format!(".{suffix}"))
+        } else if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            HostPattern::Ip(v6.parse().map_err(|_| fail("not an IPv6 address"))?)
+        } else if let Ok(ip) = host.parse::<IpAddr>() {
+            HostPattern::Ip(ip)
+        } else if !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        {
+            HostPattern::Name(host)
+        } else {
+            return Err(fail("the host is not a name, an IP address or a wildcard"));
+        };
+        let port = port.trim();
+        let ports = if port == "*" {
+            (0, u16::MAX)
+        } else if let Some((lo, hi)) = port.split_once('-') {
+            let lo = lo.parse().map_err(|_| fail("bad port range"))?;
+            let hi = hi.parse().map_err(|_| fail("bad port range"))?;
+            if lo > hi {
+                return Err(fail("the port range is backwards"));
+            }
+            (lo, hi)
+        } else {
+            let p = port.parse().map_err(|_| fail("the port is not a number"))?;
+            (p, p)
+        };
+        Ok(NetRule { host, ports })
+    }
+}
+
+impl fmt::Display for NetRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.host {
+            HostPattern::Any => f.write_str("*")?,
+            HostPattern::Name(n) => f.write_str(n)?,
+            HostPattern::Subdomains(s) => write!(f, "*{s}")?,
+            HostPattern::Ip(IpAddr::V6(ip)) => write!(f, "[{ip}]")?,
+            HostPattern::Ip(ip) => write!(f, "{ip}")?,
+        }
+        match self.ports {
+            (0, u16::MAX) => f.write_str(":*"),
+            (lo, hi) if lo == hi => write!(f, ":{lo}"),
+            (lo, hi) => write!(f, ":{lo}-{hi}"),
+        }
+    }
+}
+
+impl NetRule {
+    fn port_matches(&self, port: u16) -> bool {
+        (self.ports.0..=self.ports.1).contains(&port)
+    }
+
+    /// Whether a name lookup of `name` is allowed by this rule.
+    fn allows_name(&self, name: &str) -> bool {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        match &self.host {
+            HostPattern::Any => true,
+            HostPattern::Name(n) => *n == name,
+            HostPattern::Subdomains(suffix) => name.ends_with(suffix.as_str()),
+            HostPattern::Ip(ip) => name.parse::<IpAddr>().is_ok_and(|n| n == *ip),
+        }
+    }
+}
+
+/// The network state of one sandbox: the rules and the addresses resolved
+/// from allowed names.
+#[derive(Debug)]
+pub struct NetGuard {
+    rules: Vec<NetRule>,
+    plugin_id: String,
+    /// (address, index of the rule whose name resolved to it)
+    resolved: Mutex<HashSet<(IpAddr, usize)>>,
+}
+
+impl NetGuard {
+    /// A guard for `rules`; an empty list allows every destination.
+    pub fn new(plugin_id: &str, rules: &[NetRule]) -> Arc<Self> {
+        let rules = if rules.is_empty() {
+            vec![NetRule {
+                host: HostPattern::Any,
+                ports: (0, u16::MAX),
+            }]
+        } else {
+            rules.to_vec()
+        };
+        Arc::new(NetGuard {
+            rules,
+            plugin_id: plugin_id.to_owned(),
+            resolved: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// Checks a name lookup; on success remembers the addresses the name
+    /// resolves to (here, with the system resolver) for the matching rules.
+    pub fn check_lookup(&self, name: &str) -> bool {
+        let matching: Vec<usize> = (0..self.rules.len())
+            .filter(|i| self.rules[*i].allows_name(name))
+            .collect();
+        if matching.is_empty() {
+            tracing::warn!(
+                "[{}] name lookup of {name:?} denied: not in the network allow-list (allow it with --allow-net {name}:PORT)",
+                self.plugin_id
+            );
+            return false;
+        }
+        if let Ok(addrs) = (name, 0u16).to_socket_addrs() {
+            let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+            for addr in addrs {
+                for i in &matching {
+                    resolved.insert((addr.ip(), *i));
+                }
+            }
+        }
+        true
+    }
+
+    /// Checks one socket address the guest binds, connects or sends to.
+    pub fn check_addr(&self, addr: SocketAddr, binding: bool) -> bool {
+        // An implicit bind before connect uses an ephemeral port (0). An
+        // explicit bind to a chosen port would let the plugin offer a server.
+        if binding {
+            let allowed = addr.port() == 0;
+            if !allowed {
+                tracing::warn!(
+                    "[{}] bind to {addr} denied: plugins may not listen on a chosen port",
+                    self.plugin_id
+                );
+            }
+            return allowed;
+        }
+        let resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        let allowed = self.rules.iter().enumerate().any(|(i, rule)| {
+            rule.port_matches(addr.port())
+                && match &rule.host {
+                    HostPattern::Any => true,
+                    HostPattern::Ip(ip) => *ip == addr.ip(),
+                    HostPattern::Name(_) | HostPattern::Subdomains(_) => {
+                        resolved.contains(&(addr.ip(), i))
+                    }
+                }
+        });
+        if !allowed {
+            tracing::warn!(
+                "[{}] connection to {addr} denied: not in the network allow-list (allow it with --allow-net {})",
+                self.plugin_id,
+                match addr {
+                    SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
+                    SocketAddr::V4(a) => a.to_string(),
+                }
+            );
+        }
+        allowed
+    }
+}
+
+/// Replaces `wasi:sockets/ip-name-lookup.resolve-addresses` in `linker` by a
+/// version that first asks the instance's [`NetGuard`]. Must run after WASI
+/// was added to the linker.
+pub(crate) fn link_name_lookup(
+    linker: &mut wasmtime::component::Linker<crate::state::HostState>,
+) -> wasmtime::Result<()> {
+    use wasmtime::component::Resource;
+    use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{Host, ResolveAddressStream};
+    use wasmtime_wasi::p2::bindings::sockets::network::{ErrorCode, Network};
+    use wasmtime_wasi::sockets::WasiSocketsView;
+
+    type Answer = (Result<Resource<ResolveAddressStream>, ErrorCode>,);
+
+    linker.allow_shadowing(true);
+    let mut instance = linker.instance(NAME_LOOKUP_INTERFACE)?;
+    instance.func_wrap(
+        "resolve-addresses",
+        |mut store: wasmtime::StoreContextMut<'_, crate::state::HostState>,
+         (network, name): (Resource<Network>, String)|
+         -> wasmtime::Result<Answer> {
+            let state = store.data_mut();
+            if state.net.as_ref().is_some_and(|g| !g.check_lookup(&name)) {
+                return Ok((Err(ErrorCode::AccessDenied),));
+            }
+            match Host::resolve_addresses(&mut state.sockets(), network, name) {
+                Ok(stream) => Ok((Ok(stream),)),
+                Err(error) => Ok((Err(error.downcast()?),)),
+            }
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// The interface whose lookup function is replaced; the version must be the
+/// one wasmtime-wasi registers.
+const NAME_LOOKUP_INTERFACE: &str = "wasi:sockets/ip-name-lookup@0.2.12";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(s: &str) -> NetRule {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn rules_parse_and_print_back() {
+        for text in [
+            "*:443",
+            "*.example.com:*",
+            "api.example.com:443",
+            "127.0.0.1:8000-8100",
+            "[::1]:80",
+        ] {
+            assert_eq!(rule(text).to_string(), text);
+        }
+        for bad in [
+            "example.com",
+            "a b:80",
+            "x:99999",
+            "x:9-1",
+            "*.:1",
+            "a.*.com:1",
+            "[zz]:1",
+        ] {
+            assert!(bad.parse::<NetRule>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn names_match_exactly_or_by_suffix() {
+        assert!(rule("api.example.com:443").allows_name("API.example.com."));
+        assert!(!rule("api.example.com:443").allows_name("evil.com"));
+        assert!(rule("*.example.com:*").allows_name("a.b.example.com"));
+        assert!(!rule("*.example.com:*").allows_name("example.com.evil.org"));
+    }
+
+    #[test]
+    fn addresses_need_a_rule_with_a_matching_port() {
+        let guard = NetGuard::new("p", &[rule("127.0.0.1:8000-8100")]);
+        assert!(guard.check_addr("127.0.0.1:8080".parse().unwrap(), false));
+        assert!(!guard.check_addr("127.0.0.1:9000".parse().unwrap(), false));
+        assert!(!guard.check_addr("10.0.0.1:8080".parse().unwrap(), false));
+        assert!(guard.check_addr("0.0.0.0:0".parse().unwrap(), true));
+        assert!(!guard.check_addr("0.0.0.0:8080".parse().unwrap(), true));
+        let any = NetGuard::new("p", &[]);
+        assert!(any.check_addr("192.0.2.1:1".parse().unwrap(), false));
+    }
+
+    #[test]
+    fn resolved_names_allow_their_addresses() {
+        let guard = NetGuard::new("p", &[rule("localhost:7000")]);
+        assert!(!guard.check_addr("127.0.0.1:7000".parse().unwrap(), false));
+        assert!(guard.check_lookup("localhost"));
+        assert!(guard.check_addr("127.0.0.1:7000".parse().unwrap(), false));
+        assert!(!guard.check_addr("127.0.0.1:7001".parse().unwrap(), false));
+        assert!(!guard.check_lookup("example.org"));
+    }
+}
