@@ -5,4 +5,6 @@ wasmtime::component::bindgen!({
     world: "lingxi-plugin",
     path: "../wit",
     additional_derives: [PartialEq],
+    // `log` may trap: a plugin that floods its log is stopped.
+    imports: { "lingxi:plugin/logging.log": trappable },
 });

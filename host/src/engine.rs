@@ -13,7 +13,7 @@ use wasmtime_wasi::WasiCtxBuilder;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::bindings::{LingxiPlugin, LingxiPluginPre};
 use crate::error::LoadError;
-use crate::limits::{EPOCH_TICK, Limits};
+use crate::limits::{EPOCH_TICK, Limits, OutputBudget};
 use crate::state::HostState;
 
 /// A wasmtime engine configured for plugins, with its epoch ticker.
@@ -123,6 +123,7 @@ impl Runtime {
                 .build(),
             snapshot: None,
             net: None,
+            output: OutputBudget::new(limits.max_output_bytes),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

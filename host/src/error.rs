@@ -75,6 +75,52 @@ pub enum CallError {
         /// The limit in force.
         limit_bytes: usize,
     },
+    /// The call wrote more output (stdout, stderr, log) than allowed.
+    #[error(
+        "{call} wrote more than {} MiB of output (stdout, stderr and log together) and was stopped; the plugin was restarted",
+        limit_bytes / (1024 * 1024)
+    )]
+    OutputFlood {
+        /// What was called.
+        call: String,
+        /// The limit in force.
+        limit_bytes: usize,
+    },
+    /// The call returned more text than allowed.
+    #[error(
+        "{call} returned {size} bytes, more than the {} MiB result limit; return less, or write large data to the workspace",
+        limit_bytes / (1024 * 1024)
+    )]
+    ResultTooLarge {
+        /// What was called.
+        call: String,
+        /// The size returned.
+        size: usize,
+        /// The limit in force.
+        limit_bytes: usize,
+    },
+    /// The plugin called `exit`.
+    #[error("{call} made the plugin exit with status {status}; the plugin was restarted")]
+    Exited {
+        /// What was called.
+        call: String,
+        /// The exit status.
+        status: i32,
+    },
+    /// The plugin trapped too often and is disabled.
+    #[error(
+        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin and restart the launcher"
+    )]
+    Disabled {
+        /// The plugin id.
+        plugin: String,
+        /// How many traps.
+        traps: usize,
+        /// The window.
+        window_secs: u64,
+        /// The last failure.
+        last: String,
+    },
     /// The plugin crashed (panic, abort, unreachable, out-of-bounds access…).
     #[error(
         "{call} crashed the plugin ({reason}); the plugin was restarted and will answer the next request"

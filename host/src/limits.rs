@@ -18,6 +18,15 @@ pub struct Limits {
     pub call_timeout: Duration,
     /// Upper bound on the linear memory of one instance, in bytes.
     pub max_memory_bytes: usize,
+    /// Largest tool output or command text one call may return, in bytes.
+    pub max_result_bytes: usize,
+    /// Most bytes one call may write to stdout, stderr and the log together.
+    pub max_output_bytes: usize,
+    /// A plugin that traps this many times within [`Limits::trap_window`] is
+    /// disabled until the launcher restarts.
+    pub max_traps: usize,
+    /// The window in which traps are counted.
+    pub trap_window: Duration,
 }
 
 impl Default for Limits {
@@ -25,6 +34,10 @@ impl Default for Limits {
         Limits {
             call_timeout: Duration::from_millis(2500),
             max_memory_bytes: 256 * 1024 * 1024,
+            max_result_bytes: 16 * 1024 * 1024,
+            max_output_bytes: 16 * 1024 * 1024,
+            max_traps: 5,
+            trap_window: Duration::from_secs(60),
         }
     }
 }
@@ -34,6 +47,48 @@ impl Limits {
     pub fn deadline_ticks(&self) -> u64 {
         let ticks = self.call_timeout.as_nanos() / EPOCH_TICK.as_nanos();
         u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+    }
+}
+
+/// Bytes a call has written to stdout, stderr and the log, shared by the
+/// streams and the log import of one instance; reset before every call.
+#[derive(Debug, Default)]
+pub struct OutputBudget {
+    used: std::sync::atomic::AtomicUsize,
+    limit: usize,
+}
+
+/// A call wrote more than [`Limits::max_output_bytes`]. Raised as a trap.
+#[derive(Debug, thiserror::Error)]
+#[error("the plugin wrote more than {limit} bytes of output in one call")]
+pub struct OutputFlood {
+    /// The limit in force.
+    pub limit: usize,
+}
+
+impl OutputBudget {
+    /// A budget of `limit` bytes per call.
+    pub fn new(limit: usize) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(OutputBudget {
+            used: Default::default(),
+            limit,
+        })
+    }
+
+    /// Starts a new call.
+    pub fn reset(&self) {
+        self.used.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Spends `bytes`; fails once the call is over its budget.
+    pub fn spend(&self, bytes: usize) -> Result<(), OutputFlood> {
+        let before = self
+            .used
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+        if before.saturating_add(bytes) > self.limit {
+            return Err(OutputFlood { limit: self.limit });
+        }
+        Ok(())
     }
 }
 
@@ -51,5 +106,15 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(tiny.deadline_ticks(), 1);
+    }
+
+    #[test]
+    fn output_budget_trips_past_its_limit_and_resets() {
+        let budget = OutputBudget::new(10);
+        assert!(budget.spend(6).is_ok());
+        assert!(budget.spend(4).is_ok());
+        assert!(budget.spend(1).is_err());
+        budget.reset();
+        assert!(budget.spend(10).is_ok());
     }
 }

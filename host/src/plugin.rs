@@ -7,8 +7,10 @@
 //! the last `plugin.initialize` request. Snapshots live on the host side, so
 //! nothing else needs re-applying.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
@@ -17,7 +19,7 @@ use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
-use crate::limits::Limits;
+use crate::limits::{Limits, OutputBudget, OutputFlood};
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
@@ -29,6 +31,7 @@ struct Live {
     bindings: LingxiPlugin,
     root: Option<PathBuf>,
     outputs: [GuestOutput; 2],
+    budget: Arc<OutputBudget>,
 }
 
 /// One plugin in its sandbox.
@@ -42,6 +45,10 @@ pub struct PluginHost {
     /// The last successful `plugin.initialize` request: replayed on every
     /// fresh instance so a restarted plugin is active again.
     initialized_with: Option<wit::InitializeRequest>,
+    /// When the recent traps happened, oldest first.
+    traps: VecDeque<Instant>,
+    /// Set once the plugin trapped too often: every later call fails with it.
+    disabled: Option<String>,
 }
 
 impl PluginHost {
@@ -56,6 +63,8 @@ impl PluginHost {
             snapshot: None,
             live: None,
             initialized_with: None,
+            traps: VecDeque::new(),
+            disabled: None,
         }
     }
 
@@ -123,11 +132,13 @@ impl PluginHost {
     pub fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
         self.ensure_live(false)?;
         let label = format!("tool.execute '{}'", call.tool_name);
-        self.guard(&label, |b, s| {
+        let output = self.guard(&label, |b, s| {
             b.lingxi_plugin_plugin()
                 .call_execute_tool(s, &call)
                 .map(|r| r.map_err(CallError::Plugin))
-        })
+        })?;
+        self.check_size(&label, output.len())?;
+        Ok(output)
     }
 
     /// `command.execute`.
@@ -137,11 +148,19 @@ impl PluginHost {
     ) -> Result<wit::CommandResult, CallError> {
         self.ensure_live(false)?;
         let label = format!("command.execute '{}'", call.command_name);
-        self.guard(&label, |b, s| {
+        let result = self.guard(&label, |b, s| {
             b.lingxi_plugin_plugin()
                 .call_execute_command(s, &call)
                 .map(|r| r.map_err(CallError::Plugin))
-        })
+        })?;
+        let size = match &result {
+            wit::CommandResult::Message(m) => {
+                m.text.len() + m.title.as_ref().map_or(0, String::len)
+            }
+            wit::CommandResult::Prompt(text) => text.len(),
+        };
+        self.check_size(&label, size)?;
+        Ok(result)
     }
 
     /// `hook.emit`.
@@ -168,6 +187,22 @@ impl PluginHost {
         result
     }
 
+    /// Whether the plugin was disabled after repeated traps, and why.
+    pub fn disabled(&self) -> Option<&str> {
+        self.disabled.as_deref()
+    }
+
+    fn check_size(&self, label: &str, size: usize) -> Result<(), CallError> {
+        if size > self.limits.max_result_bytes {
+            return Err(CallError::ResultTooLarge {
+                call: label.to_owned(),
+                size,
+                limit_bytes: self.limits.max_result_bytes,
+            });
+        }
+        Ok(())
+    }
+
     /// Where the workspace should be mounted now, if the policy mounts it.
     fn desired_root(&self) -> Option<PathBuf> {
         self.policy.workspace_perms()?;
@@ -181,6 +216,14 @@ impl PluginHost {
     /// root. A fresh instance is re-initialized with the last successful
     /// initialize request, unless `for_initialize` (the caller is about to).
     fn ensure_live(&mut self, for_initialize: bool) -> Result<(), CallError> {
+        if let Some(reason) = &self.disabled {
+            return Err(CallError::Disabled {
+                plugin: self.manifest().id.clone(),
+                traps: self.limits.max_traps,
+                window_secs: self.limits.trap_window.as_secs(),
+                last: reason.clone(),
+            });
+        }
         let root = self.desired_root();
         if let Some(live) = &self.live {
             if live.root == root {
@@ -210,9 +253,10 @@ impl PluginHost {
 
     fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
         let id = self.manifest().id.clone();
+        let budget = OutputBudget::new(self.limits.max_output_bytes);
         let outputs = [
-            GuestOutput::new(&id, "stdout"),
-            GuestOutput::new(&id, "stderr"),
+            GuestOutput::new(&id, "stdout", budget.clone()),
+            GuestOutput::new(&id, "stderr", budget.clone()),
         ];
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
@@ -222,6 +266,7 @@ impl PluginHost {
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &id, &self.limits);
         store.data_mut().net = net;
+        store.data_mut().output = budget.clone();
         let bindings =
             self.component
                 .pre
@@ -235,6 +280,7 @@ impl PluginHost {
             bindings,
             root,
             outputs,
+            budget,
         })
     }
 
@@ -256,6 +302,7 @@ impl PluginHost {
         };
         live.store.data_mut().snapshot = self.snapshot.clone();
         live.store.set_epoch_deadline(self.limits.deadline_ticks());
+        live.budget.reset();
         let outcome = call(&live.bindings, &mut live.store);
         for output in &live.outputs {
             output.flush_partial();
@@ -266,13 +313,48 @@ impl PluginHost {
                 self.live = None;
                 let error = self.classify(label, error);
                 tracing::warn!("[{}] {error}", self.component.manifest().id);
+                self.count_trap(&error);
                 Err(error)
             }
         }
     }
 
+    /// Records a trap; disables the plugin once too many fall in the window.
+    fn count_trap(&mut self, error: &CallError) {
+        let now = Instant::now();
+        self.traps.push_back(now);
+        while self
+            .traps
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > self.limits.trap_window)
+        {
+            self.traps.pop_front();
+        }
+        if self.traps.len() >= self.limits.max_traps {
+            tracing::error!(
+                "[{}] disabled after {} crashes within {} s; restart the launcher after fixing the plugin",
+                self.manifest().id,
+                self.traps.len(),
+                self.limits.trap_window.as_secs()
+            );
+            self.disabled = Some(error.to_string());
+        }
+    }
+
     fn classify(&self, label: &str, error: wasmtime::Error) -> CallError {
         let call = label.to_owned();
+        if let Some(flood) = error.downcast_ref::<OutputFlood>() {
+            return CallError::OutputFlood {
+                call,
+                limit_bytes: flood.limit,
+            };
+        }
+        if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            return CallError::Exited {
+                call,
+                status: exit.0,
+            };
+        }
         match error.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) => CallError::Timeout {
                 call,

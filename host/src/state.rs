@@ -8,6 +8,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
+use crate::limits::OutputBudget;
 use crate::policy::NetGuard;
 use crate::stdio::GUEST_TARGET;
 
@@ -24,6 +25,8 @@ pub struct HostState {
     pub(crate) snapshot: Option<Arc<wit::RuntimeSnapshot>>,
     /// The network allow-list, when the plugin may use the network.
     pub(crate) net: Option<Arc<NetGuard>>,
+    /// Output this call may still write (shared with stdout and stderr).
+    pub(crate) output: Arc<OutputBudget>,
 }
 
 impl WasiView for HostState {
@@ -74,7 +77,8 @@ impl host_info::Host for HostState {
 }
 
 impl logging::Host for HostState {
-    fn log(&mut self, level: logging::Level, message: String) {
+    fn log(&mut self, level: logging::Level, message: String) -> wasmtime::Result<()> {
+        self.output.spend(message.len())?;
         let id = &self.plugin_id;
         let message = truncate(&message, MAX_LOG_MESSAGE);
         match level {
@@ -82,6 +86,7 @@ impl logging::Host for HostState {
             logging::Level::Warn => tracing::warn!(target: GUEST_TARGET, "[{id}] {message}"),
             logging::Level::Error => tracing::error!(target: GUEST_TARGET, "[{id}] {message}"),
         }
+        Ok(())
     }
 }
 

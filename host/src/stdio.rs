@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
-use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
+
+use crate::limits::OutputBudget;
 
 /// Longest partial line kept before it is emitted anyway.
 const MAX_PENDING_LINE: usize = 64 * 1024;
@@ -19,6 +21,7 @@ pub const GUEST_TARGET: &str = "lingxi_wasm::guest";
 #[derive(Clone)]
 pub struct GuestOutput {
     inner: Arc<Mutex<LineBuffer>>,
+    budget: Arc<OutputBudget>,
 }
 
 struct LineBuffer {
@@ -54,13 +57,15 @@ impl Drop for LineBuffer {
 }
 
 impl GuestOutput {
-    /// Output of `stream` (`stdout` or `stderr`) of the plugin `plugin_id`.
-    pub fn new(plugin_id: &str, stream: &str) -> Self {
+    /// Output of `stream` (`stdout` or `stderr`) of the plugin `plugin_id`,
+    /// charged to `budget`.
+    pub fn new(plugin_id: &str, stream: &str, budget: Arc<OutputBudget>) -> Self {
         GuestOutput {
             inner: Arc::new(Mutex::new(LineBuffer {
                 prefix: format!("{plugin_id} {stream}"),
                 pending: Vec::new(),
             })),
+            budget,
         }
     }
 
@@ -100,6 +105,9 @@ impl Pollable for GuestOutput {
 
 impl OutputStream for GuestOutput {
     fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.budget
+            .spend(bytes.len())
+            .map_err(|flood| StreamError::Trap(flood.into()))?;
         self.write_bytes(&bytes);
         Ok(())
     }
@@ -117,6 +125,9 @@ impl tokio::io::AsyncWrite for GuestOutput {
         _cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        if let Err(flood) = self.budget.spend(buf.len()) {
+            return Poll::Ready(Err(std::io::Error::other(flood)));
+        }
         self.write_bytes(buf);
         Poll::Ready(Ok(buf.len()))
     }

@@ -1,6 +1,7 @@
 //! End-to-end tests: they build the guest components from source and drive
 //! the real `lingxi-wasm-run` binary over stdin/stdout as a LingXi host would.
 
+mod attacks;
 mod conformance;
 mod isolation;
 mod lifecycle;

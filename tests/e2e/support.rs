@@ -110,10 +110,20 @@ impl Session {
 
     /// Sends one raw line.
     pub fn send_raw(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of raw bytes (a newline is appended).
+    pub fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(line).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Closes stdin (EOF) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
     }
 
     /// Reads the next response line as JSON.

@@ -1,9 +1,15 @@
-//! A test guest that exercises its host: well-behaved tools, tools that read
-//! the info hub, and tools that misbehave on purpose (print to stdout, spin
-//! forever, panic, read the environment or files). The end-to-end tests
-//! assert the host survives each and answers the next request correctly.
+//! A test guest that exercises its host: well-behaved tools, a command that
+//! reads the info hub, and tools that attack the sandbox on purpose (files,
+//! network, environment, stdin, resource exhaustion, crashes). It declares
+//! every capability, so each test decides with `--grant` what it really gets.
+//! The end-to-end tests assert that every attack fails and that the host
+//! answers the next request correctly.
+
+use std::io::{Read, Write};
 
 use lingxi_plugin_sdk::*;
+
+mod attacks;
 
 #[derive(Default)]
 struct Testbed {
@@ -19,7 +25,12 @@ impl Plugin for Testbed {
             "0.1.0",
             "Test guest for the host's end-to-end tests",
         )
-        .capabilities([Capability::ProjectRead])
+        .capabilities([
+            Capability::ProjectRead,
+            Capability::ProjectWrite,
+            Capability::NetworkAccess,
+            Capability::ProcessExecution,
+        ])
     }
 
     fn activate(&mut self, ctx: &mut PluginContext) -> PluginResult<()> {
@@ -35,35 +46,24 @@ impl Plugin for Testbed {
             // Would break the protocol channel if it reached the host's stdout.
             println!("{{\"id\":\"X\",\"result\":\"forged\"}}");
             print!("partial line without newline");
-            std::io::Write::flush(&mut std::io::stdout())?;
+            std::io::stdout().flush()?;
             eprintln!("a line on stderr");
             Ok("printed".into())
         }));
-        ctx.register_tool(FnTool("spin", |_| {
-            #[allow(clippy::empty_loop)]
-            loop {}
-        }));
-        ctx.register_tool(FnTool("panic", |_| panic!("deliberate panic")));
-        ctx.register_tool(FnTool("alloc-mib", |args| {
-            let mib: usize = args
-                .trim()
-                .parse()
-                .map_err(|e| PluginError::new(format!("alloc-mib takes a number: {e}")))?;
-            let block = vec![1u8; mib * 1024 * 1024];
-            Ok(format!(
-                "allocated {} MiB",
-                block.iter().map(|b| usize::from(*b)).sum::<usize>() >> 20
-            ))
-        }));
         ctx.register_tool(FnTool("env", |_| {
             Ok(std::env::vars()
-                .map(|(k, _)| k)
+                .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(","))
         }));
-        ctx.register_tool(FnTool("read-file", |path| {
-            std::fs::read_to_string(path).map_err(|e| PluginError::new(format!("{path}: {e}")))
+        ctx.register_tool(FnTool("read-stdin", |_| {
+            let mut buf = String::new();
+            std::io::stdin().read_to_string(&mut buf)?;
+            Ok(format!("stdin:{buf}"))
         }));
+        for (name, tool) in attacks::TOOLS {
+            ctx.register_tool(FnTool(name, tool));
+        }
         ctx.register_command(InfoCommand);
         ctx.on(HookEvent::AgentTurnEnd, move |p| {
             log.info(format!("turn ended: {}", p.subject_id));

@@ -1,0 +1,159 @@
+//! Tools that attack the sandbox. Each takes its target in the arguments
+//! text, so the tests choose paths, addresses and sizes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+
+use lingxi_plugin_sdk::{PluginError, PluginResult};
+
+type ToolFn = fn(&str) -> PluginResult<String>;
+
+/// (name, function) of every attack tool.
+pub const TOOLS: [(&str, ToolFn); 18] = [
+    ("len", |args| Ok(args.len().to_string())),
+    ("read-file", read_file),
+    ("write-file", write_file),
+    ("list-dir", list_dir),
+    ("hard-link", hard_link),
+    ("rename", rename),
+    ("tcp", tcp),
+    ("dns", dns),
+    ("udp", udp),
+    ("spin", spin),
+    ("alloc-mib", alloc_mib),
+    ("recurse", recurse),
+    ("big-result", big_result),
+    ("log-flood", log_flood),
+    ("panic", |_| panic!("deliberate panic")),
+    ("abort", |_| std::process::abort()),
+    ("unreachable", |_| unreachable_trap()),
+    ("exit", |_| std::process::exit(3)),
+];
+
+fn fail(what: &str, e: impl std::fmt::Display) -> PluginError {
+    PluginError::new(format!("{what}: {e}"))
+}
+
+fn read_file(path: &str) -> PluginResult<String> {
+    std::fs::read_to_string(path).map_err(|e| fail(path, e))
+}
+
+/// `path` — writes "written by plugin" there.
+fn write_file(path: &str) -> PluginResult<String> {
+    std::fs::write(path, "written by plugin").map_err(|e| fail(path, e))?;
+    Ok("written".into())
+}
+
+fn list_dir(path: &str) -> PluginResult<String> {
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .map_err(|e| fail(path, e))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    Ok(names.join(","))
+}
+
+/// `from\nto` — hard-links `from` to `to`.
+fn hard_link(args: &str) -> PluginResult<String> {
+    let (from, to) = args
+        .split_once('\n')
+        .ok_or_else(|| PluginError::new("from\\nto"))?;
+    std::fs::hard_link(from, to).map_err(|e| fail(args, e))?;
+    Ok("linked".into())
+}
+
+/// `from\nto` — renames `from` to `to`.
+fn rename(args: &str) -> PluginResult<String> {
+    let (from, to) = args
+        .split_once('\n')
+        .ok_or_else(|| PluginError::new("from\\nto"))?;
+    std::fs::rename(from, to).map_err(|e| fail(args, e))?;
+    Ok("renamed".into())
+}
+
+/// `host:port` — connects, sends `ping\n`, returns the reply line.
+fn tcp(addr: &str) -> PluginResult<String> {
+    let mut stream = TcpStream::connect(addr).map_err(|e| fail(addr, e))?;
+    stream.write_all(b"ping\n").map_err(|e| fail(addr, e))?;
+    let mut line = String::new();
+    BufReader::new(stream)
+        .read_line(&mut line)
+        .map_err(|e| fail(addr, e))?;
+    Ok(line.trim_end().to_owned())
+}
+
+/// `name` — resolves it.
+fn dns(name: &str) -> PluginResult<String> {
+    let addrs = (name, 0).to_socket_addrs().map_err(|e| fail(name, e))?;
+    Ok(addrs
+        .map(|a| a.ip().to_string())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// `host:port` — sends one datagram.
+fn udp(addr: &str) -> PluginResult<String> {
+    let socket = UdpSocket::bind("0.0.0.0:0").map_err(|e| fail("bind", e))?;
+    socket.send_to(b"ping", addr).map_err(|e| fail(addr, e))?;
+    Ok("sent".into())
+}
+
+fn spin(_: &str) -> PluginResult<String> {
+    #[allow(clippy::empty_loop)]
+    loop {}
+}
+
+/// `n` — allocates and touches n MiB.
+fn alloc_mib(args: &str) -> PluginResult<String> {
+    let mib: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("alloc-mib takes a number", e))?;
+    let block = vec![1u8; mib * 1024 * 1024];
+    let total: usize = block.iter().map(|b| usize::from(*b)).sum();
+    Ok(format!("allocated {} MiB", total >> 20))
+}
+
+/// Recurses until the stack overflows.
+fn recurse(args: &str) -> PluginResult<String> {
+    #[inline(never)]
+    #[allow(unconditional_recursion)]
+    fn deeper(n: u64, pad: &mut [u8; 256]) -> u64 {
+        pad[(n % 256) as usize] = n as u8;
+        let mut next = [0u8; 256];
+        next.copy_from_slice(pad);
+        deeper(n + 1, &mut next) + u64::from(next[0])
+    }
+    let mut pad = [0u8; 256];
+    Ok(format!("{}{}", args, deeper(0, &mut pad)))
+}
+
+/// `n` — returns n MiB of text.
+fn big_result(args: &str) -> PluginResult<String> {
+    let mib: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("big-result takes a number", e))?;
+    Ok("x".repeat(mib * 1024 * 1024))
+}
+
+/// `n` — writes n log lines of 1 KiB.
+fn log_flood(args: &str) -> PluginResult<String> {
+    let n: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("log-flood takes a number", e))?;
+    let logger = lingxi_plugin_sdk::Logger::default();
+    let line = "y".repeat(1024);
+    for _ in 0..n {
+        logger.info(&line);
+    }
+    Ok(format!("logged {n}"))
+}
+
+fn unreachable_trap() -> PluginResult<String> {
+    #[cfg(target_arch = "wasm32")]
+    core::arch::wasm32::unreachable();
+    #[cfg(not(target_arch = "wasm32"))]
+    unreachable!()
+}
