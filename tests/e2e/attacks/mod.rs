@@ -1,0 +1,108 @@
+//! The adversarial suite: one test per attack, named so the list reads as a
+//! threat model (the README's security section lists the same names):
+//! `fs` (files), `net` (network), `env` (environment and stdin), `runtime`
+//! (resources, crashes, hostile input). Every
+//! case asserts that the attack fails (or, for a positive control, that the
+//! granted thing works) AND that the launcher still answers the next request.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::thread;
+
+use serde_json::Value;
+
+use crate::support::{Session, guest, spec_snapshot, tool};
+
+mod env;
+mod fs;
+mod net;
+mod runtime;
+
+/// A scratch tree: `<tmp>/ws` is the workspace (with `notes.txt`, a symlink
+/// `link` to the outside secret and a symlink `up` to `..`), `<tmp>/secret.txt`
+/// lies outside it, `<tmp>/extra` is a directory for `--allow-read/write`.
+pub(super) struct Tree {
+    _tmp: tempfile::TempDir,
+    pub(super) top: PathBuf,
+    pub(super) ws: PathBuf,
+}
+
+impl Tree {
+    pub(super) fn new() -> Tree {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().canonicalize().unwrap();
+        let ws = top.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(top.join("extra")).unwrap();
+        std::fs::write(ws.join("notes.txt"), "inside").unwrap();
+        std::fs::write(top.join("secret.txt"), "secret").unwrap();
+        std::fs::write(top.join("extra/data.txt"), "extra").unwrap();
+        std::os::unix::fs::symlink(top.join("secret.txt"), ws.join("link")).unwrap();
+        std::os::unix::fs::symlink("..", ws.join("up")).unwrap();
+        Tree { _tmp: tmp, top, ws }
+    }
+
+    pub(super) fn ws(&self, rel: &str) -> String {
+        self.ws.join(rel).to_string_lossy().into_owned()
+    }
+
+    pub(super) fn top(&self, rel: &str) -> String {
+        self.top.join(rel).to_string_lossy().into_owned()
+    }
+}
+
+/// Starts the testbed with `args`, sends the workspace snapshot.
+pub(super) fn start(tree: &Tree, args: &[&str]) -> Session {
+    let mut s = Session::start(&guest("testbed"), args);
+    let r = s.call(
+        "snap",
+        "host.snapshot",
+        spec_snapshot(tree.ws.to_str().unwrap()),
+    );
+    assert_eq!(r["error"], Value::Null, "{r}");
+    s
+}
+
+/// Runs one tool call and then checks the launcher still answers.
+pub(super) fn attempt(s: &mut Session, tool_name: &str, input: &str) -> Value {
+    let r = s.call("attack", "tool.execute", tool(tool_name, input));
+    let next = s.call("next", "tool.execute", tool("ok", "alive"));
+    assert_eq!(
+        next["result"], "ok:alive",
+        "the next request after {tool_name} failed: {next}"
+    );
+    r
+}
+
+pub(super) fn denied(r: &Value) -> &str {
+    r["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the attack was not refused: {r}"))
+}
+
+pub(super) fn allowed(r: &Value) -> &str {
+    r["result"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the granted operation failed: {r}"))
+}
+
+/// A loopback TCP server answering `pong` to each line, and its port.
+pub(super) fn pong_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for stream in listener.incoming().take(16).flatten() {
+            let mut line = String::new();
+            let mut reader = BufReader::new(&stream);
+            if reader.read_line(&mut line).is_ok() {
+                let _ = (&stream).write_all(b"pong\n");
+            }
+        }
+    });
+    port
+}
+
+pub(super) fn read_back(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
