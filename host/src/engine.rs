@@ -12,6 +12,7 @@ use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::bindings::{LingxiPlugin, LingxiPluginPre};
+use crate::cache::CompileCache;
 use crate::error::LoadError;
 use crate::limits::{EPOCH_TICK, Limits, OutputBudget};
 use crate::state::HostState;
@@ -21,6 +22,7 @@ use crate::state::HostState;
 pub struct Runtime {
     engine: Engine,
     linker: Arc<Linker<HostState>>,
+    cache: Option<CompileCache>,
 }
 
 impl Runtime {
@@ -54,7 +56,14 @@ impl Runtime {
         Ok(Runtime {
             engine,
             linker: Arc::new(linker),
+            cache: None,
         })
+    }
+
+    /// Keeps compiled components in `cache` (see [`CompileCache`]).
+    pub fn with_cache(mut self, cache: Option<CompileCache>) -> Self {
+        self.cache = cache;
+        self
     }
 
     /// The underlying engine.
@@ -74,7 +83,11 @@ impl Runtime {
     /// Compiles component bytes (`name` is used in messages) and reads the
     /// plugin's manifest in a sandbox with no capabilities at all.
     pub fn load_bytes(&self, bytes: &[u8], name: &str) -> Result<PluginComponent, LoadError> {
-        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile {
+        let compiled = match &self.cache {
+            Some(cache) => cache.load_or_compile(&self.engine, bytes),
+            None => Component::new(&self.engine, bytes),
+        };
+        let component = compiled.map_err(|e| LoadError::Compile {
             name: name.to_owned(),
             reason: format!("{e:#}"),
         })?;

@@ -37,6 +37,7 @@
 //! ```
 
 mod bindings;
+pub mod cache;
 pub mod convert;
 mod engine;
 mod error;
@@ -58,6 +59,7 @@ pub mod types {
     };
 }
 
+pub use cache::CompileCache;
 pub use engine::{PluginComponent, Runtime};
 pub use error::{CallError, LoadError, SnapshotError};
 pub use limits::Limits;

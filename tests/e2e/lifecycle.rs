@@ -76,3 +76,39 @@ fn quickstart_status_shows_the_workspace_or_says_nothing_was_published() {
     );
     assert_eq!(r["result"], "{\"x\":1}");
 }
+
+#[test]
+fn compiled_components_are_cached_and_a_bad_cache_file_is_replaced() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().to_str().unwrap();
+    let args = ["--cache-dir", dir];
+    let init = json!({"hostIPCVersion": 1, "coreVersion": "1.1.0"});
+    let run = || {
+        let mut s = Session::start_with_log(&guest("probe"), &args, "debug");
+        let r = s.call("1", "plugin.initialize", init.clone());
+        assert_eq!(
+            r["result"]["manifest"]["id"], "com.lingxi.test-probe",
+            "{r}"
+        );
+        let (status, stderr) = s.finish();
+        assert!(status.success(), "{stderr}");
+        stderr
+    };
+    run();
+    let files: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].extension().is_some_and(|e| e == "cwasm"));
+
+    assert!(run().contains("loaded precompiled component"));
+
+    std::fs::write(&files[0], b"tampered").unwrap();
+    assert!(run().contains("ignoring unusable precompiled component"));
+    assert!(
+        run().contains("loaded precompiled component"),
+        "the bad file was replaced"
+    );
+}

@@ -66,10 +66,18 @@ pub struct Session {
 impl Session {
     /// Starts `lingxi-wasm-run <args…> <component>`.
     pub fn start(component: &Path, args: &[&str]) -> Session {
+        Session::start_with_log(component, args, "info")
+    }
+
+    /// The same with `LINGXI_WASM_LOG` set to `log`. The compile cache is a
+    /// folder of the test run (target/e2e-cache), never the user's.
+    pub fn start_with_log(component: &Path, args: &[&str], log: &str) -> Session {
+        let cache = workspace_root().join("target").join("e2e-cache");
         let mut child = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
             .args(args)
             .arg(component)
-            .env("LINGXI_WASM_LOG", "info")
+            .env("LINGXI_WASM_LOG", log)
+            .env("LINGXI_WASM_CACHE", cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, Server};
+use lingxi_wasm_host::{CompileCache, PluginHost, PolicySpec, Runtime, Server};
 
 /// Run a LingXi plugin component (wasm32-wasip2) in a deny-by-default sandbox,
 /// speaking the LingXi JSON-Lines plugin protocol on stdin/stdout.
@@ -60,6 +60,15 @@ struct Cli {
     #[arg(long, value_name = "MIB")]
     max_memory: Option<usize>,
 
+    /// Where compiled components are cached [default: $LINGXI_WASM_CACHE,
+    /// $XDG_CACHE_HOME/lingxi-wasm or ~/.cache/lingxi-wasm].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache_dir: Option<PathBuf>,
+
+    /// Compile the component at every start instead of caching it.
+    #[arg(long)]
+    no_cache: bool,
+
     /// A TOML policy file with the same settings (grant, workspace,
     /// allow-read, allow-write, allow-net, env, timeout, max-memory); flags
     /// given here override or extend it.
@@ -105,7 +114,12 @@ fn run(cli: Cli) -> Result<()> {
     };
     let (grant, limits) = file.merge(flags).resolve(|key| std::env::var(key).ok())?;
 
-    let runtime = Runtime::new()?;
+    let cache = match (cli.no_cache, cli.cache_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(CompileCache::new(dir)),
+        (false, None) => CompileCache::default_dir().map(CompileCache::new),
+    };
+    let runtime = Runtime::new()?.with_cache(cache);
     let component = runtime.load_file(&cli.component)?;
     let host = PluginHost::new(component, grant, limits);
     let id = host.manifest().id.clone();
