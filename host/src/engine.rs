@@ -137,6 +137,7 @@ impl Runtime {
             snapshot: None,
             net: None,
             output: OutputBudget::new(limits.max_output_bytes),
+            data_dir: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

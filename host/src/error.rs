@@ -107,6 +107,21 @@ pub enum CallError {
         /// The exit status.
         status: i32,
     },
+    /// The call left the data directory over its quota.
+    #[error(
+        "{call} left the plugin's data directory {} over its quota ({used} bytes of {quota}); it stays read-only until it is smaller (raise the quota with --storage-quota MIB)",
+        dir.display()
+    )]
+    StorageQuota {
+        /// What was called.
+        call: String,
+        /// The data directory.
+        dir: std::path::PathBuf,
+        /// Bytes in use.
+        used: u64,
+        /// The quota.
+        quota: u64,
+    },
     /// The plugin trapped too often and is disabled.
     #[error(
         "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin and restart the launcher"

@@ -48,6 +48,7 @@ pub mod protocol;
 mod server;
 mod state;
 mod stdio;
+pub mod storage;
 
 /// The WIT types of the `lingxi:plugin` world, as the host sees them.
 pub mod types {

@@ -27,6 +27,8 @@ pub struct Limits {
     pub max_traps: usize,
     /// The window in which traps are counted.
     pub trap_window: Duration,
+    /// Size quota of the plugin's data directory, in bytes.
+    pub max_storage_bytes: u64,
 }
 
 impl Default for Limits {
@@ -38,6 +40,7 @@ impl Default for Limits {
             max_output_bytes: 16 * 1024 * 1024,
             max_traps: 5,
             trap_window: Duration::from_secs(60),
+            max_storage_bytes: 64 * 1024 * 1024,
         }
     }
 }

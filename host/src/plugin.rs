@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::{Store, Trap};
-use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
@@ -24,6 +24,7 @@ use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
 use crate::stdio::GuestOutput;
+use crate::storage::{DATA_GUEST_PATH, DataDir};
 
 /// A live instance and what it was built with.
 struct Live {
@@ -32,6 +33,9 @@ struct Live {
     root: Option<PathBuf>,
     outputs: [GuestOutput; 2],
     budget: Arc<OutputBudget>,
+    /// Whether the data directory is mounted read-write (so must be checked
+    /// against its quota after each call).
+    data_writable: bool,
 }
 
 /// One plugin in its sandbox.
@@ -49,12 +53,25 @@ pub struct PluginHost {
     traps: VecDeque<Instant>,
     /// Set once the plugin trapped too often: every later call fails with it.
     disabled: Option<String>,
+    /// The plugin's persistent data directory, if it has storage.
+    data: Option<DataDir>,
 }
 
 impl PluginHost {
     /// Prepares a plugin; nothing runs until the first call.
     pub fn new(component: PluginComponent, grant: Grant, limits: Limits) -> Self {
         let policy = Policy::decide(&component.manifest().capabilities, &grant);
+        let id = &component.manifest().id;
+        let data = grant.data_root.as_deref().and_then(|root| {
+            DataDir::open(root, id, limits.max_storage_bytes)
+                .map_err(|e| {
+                    tracing::warn!(
+                        "[{id}] no storage: cannot open its data directory under {}: {e}",
+                        root.display()
+                    )
+                })
+                .ok()
+        });
         PluginHost {
             component,
             grant,
@@ -65,6 +82,7 @@ impl PluginHost {
             initialized_with: None,
             traps: VecDeque::new(),
             disabled: None,
+            data,
         }
     }
 
@@ -263,10 +281,12 @@ impl PluginHost {
         let net = self
             .policy
             .apply(&self.grant, &mut wasi, &id, root.as_deref());
+        let data_writable = self.mount_data(&mut wasi, &id);
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &id, &self.limits);
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
+        store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
         let bindings =
             self.component
                 .pre
@@ -281,7 +301,62 @@ impl PluginHost {
             root,
             outputs,
             budget,
+            data_writable: data_writable.unwrap_or(false),
         })
+    }
+
+    /// Mounts the data directory at [`DATA_GUEST_PATH`]: read-write while it
+    /// is within its quota, read-only past it. Returns `Some(writable)` if
+    /// mounted.
+    fn mount_data(&self, wasi: &mut WasiCtxBuilder, id: &str) -> Option<bool> {
+        let data = self.data.as_ref()?;
+        let writable = data.within_quota();
+        if !writable {
+            tracing::warn!(
+                "[{id}] data directory {} is over its quota of {} bytes: mounted read-only",
+                data.path().display(),
+                data.quota()
+            );
+        }
+        let perms = if writable {
+            FsPerms::ReadWrite
+        } else {
+            FsPerms::ReadOnly
+        };
+        match wasi.preopened_dir(data.path(), DATA_GUEST_PATH, perms) {
+            Ok(_) => Some(writable),
+            Err(e) => {
+                tracing::warn!(
+                    "[{id}] cannot mount data directory {}: {e}",
+                    data.path().display()
+                );
+                None
+            }
+        }
+    }
+
+    /// After a call that could write: fails it if the data directory is now
+    /// over quota, and drops the instance so the next one mounts it read-only.
+    fn check_quota(&mut self, label: &str) -> Result<(), CallError> {
+        let (Some(live), Some(data)) = (&self.live, &self.data) else {
+            return Ok(());
+        };
+        if !live.data_writable {
+            return Ok(());
+        }
+        let used = data.usage().unwrap_or(u64::MAX);
+        if used <= data.quota() {
+            return Ok(());
+        }
+        let error = CallError::StorageQuota {
+            call: label.to_owned(),
+            dir: data.path().to_owned(),
+            used,
+            quota: data.quota(),
+        };
+        self.live = None;
+        tracing::warn!("[{}] {error}", self.manifest().id);
+        Err(error)
     }
 
     /// Runs one guest call with a fresh deadline and the current snapshot.
@@ -307,6 +382,7 @@ impl PluginHost {
         for output in &live.outputs {
             output.flush_partial();
         }
+        self.check_quota(label)?;
         match outcome {
             Ok(result) => result,
             Err(error) => {

@@ -27,6 +27,8 @@ pub struct HostState {
     pub(crate) net: Option<Arc<NetGuard>>,
     /// Output this call may still write (shared with stdout and stderr).
     pub(crate) output: Arc<OutputBudget>,
+    /// Guest path of the data directory, if mounted.
+    pub(crate) data_dir: Option<String>,
 }
 
 impl WasiView for HostState {
@@ -73,6 +75,9 @@ impl host_info::Host for HostState {
     }
     fn performance(&mut self) -> Result<wit::PerformanceInfo, wit::InfoUnavailable> {
         self.section("performance", |s| s.performance.as_ref())
+    }
+    fn data_dir(&mut self) -> Option<String> {
+        self.data_dir.clone()
     }
 }
 

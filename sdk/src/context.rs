@@ -2,6 +2,7 @@
 //! commands and hooks with, the per-call contexts, and the logger.
 
 use crate::info::InfoHub;
+use crate::storage::Storage;
 use crate::sys::{self as logging, Level};
 use crate::types::{CommandResult, HookEvent, HookPayload, PluginResult};
 
@@ -83,6 +84,8 @@ pub struct ToolContext {
     pub tool_call_id: String,
     /// The plugin's logger.
     pub logger: Logger,
+    /// The plugin's persistent storage.
+    pub storage: Storage,
 }
 
 /// Context of one slash command (Swift: `CommandExecutionContext`).
@@ -94,6 +97,8 @@ pub struct CommandContext {
     pub info: InfoHub,
     /// The plugin's logger.
     pub logger: Logger,
+    /// The plugin's persistent storage.
+    pub storage: Storage,
 }
 
 pub(crate) type HookHandler = Box<dyn Fn(&HookPayload) -> PluginResult<()>>;
@@ -107,6 +112,8 @@ pub struct PluginContext {
     pub logger: Logger,
     /// Read-only view of the host's runtime snapshot.
     pub info: InfoHub,
+    /// The plugin's persistent storage.
+    pub storage: Storage,
 }
 
 impl PluginContext {
@@ -117,6 +124,7 @@ impl PluginContext {
             hooks: Vec::new(),
             logger: Logger::new(),
             info: InfoHub::new(),
+            storage: Storage::new(),
         }
     }
 

@@ -45,6 +45,7 @@ mod bindings;
 mod context;
 mod info;
 mod runtime;
+mod storage;
 mod sys;
 mod types;
 
@@ -56,6 +57,7 @@ pub use info::{
     Timestamp, TurnSummary, WorkspaceInfo, iso8601,
 };
 pub use runtime::SUPPORTED_IPC_VERSIONS;
+pub use storage::{MAX_KEY_BYTES, Storage, StorageError};
 pub use types::{
     Capability, CommandResult, HookEvent, HookPayload, Manifest, PluginError, PluginResult,
     Presentation,

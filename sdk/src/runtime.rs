@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::context::{CommandContext, HookHandler, Logger, PluginContext, ToolContext};
 use crate::info::InfoHub;
+use crate::storage::Storage;
 use crate::types::{CommandResult, HookEvent, HookPayload, Manifest};
 use crate::{Command, Plugin, Tool};
 
@@ -125,6 +126,7 @@ impl Runtime {
             session_id: call.session_id,
             tool_call_id: call.tool_call_id,
             logger: Logger::new(),
+            storage: Storage::new(),
         };
         tool.execute(&call.arguments, &ctx)
             .map_err(|e| e.message().to_owned())
@@ -142,6 +144,7 @@ impl Runtime {
             session_id: call.session_id,
             info: InfoHub::new(),
             logger: Logger::new(),
+            storage: Storage::new(),
         };
         let result = command
             .execute(&call.arguments, &ctx)

@@ -7,7 +7,7 @@ pub use crate::bindings::lingxi::plugin::logging::Level;
 #[cfg(target_arch = "wasm32")]
 mod imp {
     pub use crate::bindings::lingxi::plugin::host_info::{
-        context_state, latest_snapshot, pe_core, performance, workspace,
+        context_state, data_dir, latest_snapshot, pe_core, performance, workspace,
     };
     pub use crate::bindings::lingxi::plugin::logging::log;
 }
@@ -35,6 +35,9 @@ mod imp {
     pub fn latest_snapshot() -> Option<wit::RuntimeSnapshot> {
         None
     }
+    pub fn data_dir() -> Option<String> {
+        None
+    }
     pub fn workspace() -> Result<wit::WorkspaceInfo, wit::InfoUnavailable> {
         unavailable("workspace")
     }
@@ -49,4 +52,4 @@ mod imp {
     }
 }
 
-pub use imp::{context_state, latest_snapshot, log, pe_core, performance, workspace};
+pub use imp::{context_state, data_dir, latest_snapshot, log, pe_core, performance, workspace};

@@ -72,12 +72,16 @@ impl Session {
     /// The same with `LINGXI_WASM_LOG` set to `log`. The compile cache is a
     /// folder of the test run (target/e2e-cache), never the user's.
     pub fn start_with_log(component: &Path, args: &[&str], log: &str) -> Session {
-        let cache = workspace_root().join("target").join("e2e-cache");
+        let scratch = workspace_root().join("target");
+        let cache = scratch.join("e2e-cache");
+        // HOME decides the default data root: keep tests out of the user's.
+        let home = scratch.join("e2e-home");
         let mut child = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
             .args(args)
             .arg(component)
             .env("LINGXI_WASM_LOG", log)
             .env("LINGXI_WASM_CACHE", cache)
+            .env("HOME", home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use lingxi_wasm_host::{CompileCache, PluginHost, PolicySpec, Runtime, Server};
+use lingxi_wasm_host::{CompileCache, PluginHost, PolicySpec, Runtime, Server, storage};
 
 /// Run a LingXi plugin component (wasm32-wasip2) in a deny-by-default sandbox,
 /// speaking the LingXi JSON-Lines plugin protocol on stdin/stdout.
@@ -60,6 +60,20 @@ struct Cli {
     #[arg(long, value_name = "MIB")]
     max_memory: Option<usize>,
 
+    /// Root of the per-plugin data directories; the plugin gets
+    /// `<DIR>/<plugin id>/`, mounted read-write at /lingxi/data
+    /// [default: ~/.lingxiagent/plugin-data].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_storage")]
+    data_root: Option<PathBuf>,
+
+    /// Give the plugin no persistent storage.
+    #[arg(long)]
+    no_storage: bool,
+
+    /// Size quota of the plugin's data directory, in MiB [default: 64].
+    #[arg(long, value_name = "MIB")]
+    storage_quota: Option<u64>,
+
     /// Where compiled components are cached [default: $LINGXI_WASM_CACHE,
     /// $XDG_CACHE_HOME/lingxi-wasm or ~/.cache/lingxi-wasm].
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
@@ -111,8 +125,15 @@ fn run(cli: Cli) -> Result<()> {
         env: cli.env,
         timeout: cli.timeout,
         max_memory: cli.max_memory,
+        data_root: cli.data_root,
+        storage_quota: cli.storage_quota,
     };
-    let (grant, limits) = file.merge(flags).resolve(|key| std::env::var(key).ok())?;
+    let mut spec = file.merge(flags);
+    spec.data_root = match cli.no_storage {
+        true => None,
+        false => spec.data_root.or_else(storage::default_root),
+    };
+    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
 
     let cache = match (cli.no_cache, cli.cache_dir) {
         (true, _) => None,

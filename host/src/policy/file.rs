@@ -11,6 +11,8 @@
 //! env = ["LANG", "MODE=fast"]
 //! timeout = 2.5          # seconds per call
 //! max-memory = 256       # MiB
+//! data-root = "/home/me/.lingxiagent/plugin-data"
+//! storage-quota = 64     # MiB
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -46,6 +48,10 @@ pub struct PolicySpec {
     pub timeout: Option<f64>,
     /// Memory limit of one instance, in MiB.
     pub max_memory: Option<usize>,
+    /// Root of the per-plugin data directories.
+    pub data_root: Option<PathBuf>,
+    /// Size quota of the plugin's data directory, in MiB.
+    pub storage_quota: Option<u64>,
 }
 
 /// A policy that cannot be used.
@@ -117,6 +123,8 @@ impl PolicySpec {
         self.env.extend(over.env);
         self.timeout = over.timeout.or(self.timeout);
         self.max_memory = over.max_memory.or(self.max_memory);
+        self.data_root = over.data_root.or(self.data_root);
+        self.storage_quota = over.storage_quota.or(self.storage_quota);
         self
     }
 
@@ -161,6 +169,7 @@ impl PolicySpec {
                 .map(|r| r.parse())
                 .collect::<Result<_, _>>()?,
             env: parse_env(&self.env, lookup_env)?,
+            data_root: self.data_root.clone(),
         };
         let mut limits = Limits::default();
         if let Some(seconds) = self.timeout {
@@ -180,6 +189,11 @@ impl PolicySpec {
                         "--max-memory {mib}: give a number of MiB from 1, e.g. --max-memory 256"
                     ))
                 })?;
+        }
+        if let Some(mib) = self.storage_quota {
+            limits.max_storage_bytes = mib
+                .checked_mul(1024 * 1024)
+                .ok_or_else(|| PolicyError::Limit(format!("--storage-quota {mib}: too large")))?;
         }
         Ok((grant, limits))
     }

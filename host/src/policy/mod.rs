@@ -37,6 +37,9 @@ pub struct Grant {
     pub allow_net: Vec<NetRule>,
     /// Environment variables the plugin sees (`--env`); nothing else.
     pub env: Vec<(String, String)>,
+    /// Root of the per-plugin data directories (`--data-root`); `None` gives
+    /// the plugin no storage.
+    pub data_root: Option<PathBuf>,
 }
 
 /// The decision for one plugin: declared ∩ granted.

@@ -18,6 +18,7 @@ mod env;
 mod fs;
 mod net;
 mod runtime;
+mod storage;
 
 /// A scratch tree: `<tmp>/ws` is the workspace (with `notes.txt`, a symlink
 /// `link` to the outside secret and a symlink `up` to `..`), `<tmp>/secret.txt`

@@ -9,7 +9,11 @@ use lingxi_plugin_sdk::{PluginError, PluginResult};
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 18] = [
+pub const TOOLS: [(&str, ToolFn); 22] = [
+    ("kv-set", kv_set),
+    ("kv-get", kv_get),
+    ("kv-keys", |_| Ok(storage().keys()?.join(","))),
+    ("fill-data", fill_data),
     ("len", |args| Ok(args.len().to_string())),
     ("read-file", read_file),
     ("write-file", write_file),
@@ -156,4 +160,34 @@ fn unreachable_trap() -> PluginResult<String> {
     core::arch::wasm32::unreachable();
     #[cfg(not(target_arch = "wasm32"))]
     unreachable!()
+}
+
+fn storage() -> lingxi_plugin_sdk::Storage {
+    lingxi_plugin_sdk::Storage::default()
+}
+
+/// `key=value` — stores value under key.
+fn kv_set(args: &str) -> PluginResult<String> {
+    let (key, value) = args
+        .split_once('=')
+        .ok_or_else(|| PluginError::new("key=value"))?;
+    storage().set(key, value)?;
+    Ok("stored".into())
+}
+
+fn kv_get(key: &str) -> PluginResult<String> {
+    Ok(storage()
+        .get_string(key)?
+        .unwrap_or_else(|| "<none>".into()))
+}
+
+/// `n` — writes an n MiB raw file into the data directory.
+fn fill_data(args: &str) -> PluginResult<String> {
+    let mib: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("fill-data takes a number", e))?;
+    let path = storage().dir()?.join("blob.bin");
+    std::fs::write(&path, vec![7u8; mib * 1024 * 1024]).map_err(|e| fail("fill-data", e))?;
+    Ok(format!("wrote {mib} MiB"))
 }

@@ -1,0 +1,135 @@
+//! Per-plugin persistent storage: a private directory
+//! `<data root>/<plugin id>/` (LingXi's root is `~/.lingxiagent/plugin-data`),
+//! mounted read-write at [`DATA_GUEST_PATH`] and kept across restarts and
+//! upgrades. The quota is checked after every call: a call that leaves the
+//! directory over its quota fails, and from then on the directory is mounted
+//! read-only until it is under the quota again. So a plugin can overshoot by
+//! at most what one call writes within its deadline.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Where the data directory appears inside the guest.
+pub const DATA_GUEST_PATH: &str = "/lingxi/data";
+
+/// One plugin's data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    path: PathBuf,
+    quota: u64,
+}
+
+impl DataDir {
+    /// Opens (creating, private to the user) `<root>/<plugin id>/`. Ids that
+    /// are not safe file names are refused.
+    pub fn open(root: &Path, plugin_id: &str, quota: u64) -> io::Result<DataDir> {
+        if !is_safe_id(plugin_id) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "plugin id {plugin_id:?} is not a safe directory name (1-64 of a-z 0-9 . -, alphanumeric ends, no .. or --)"
+                ),
+            ));
+        }
+        let path = root.join(plugin_id);
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&path)?;
+        Ok(DataDir { path, quota })
+    }
+
+    /// The directory on the host.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The quota in bytes.
+    pub fn quota(&self) -> u64 {
+        self.quota
+    }
+
+    /// Bytes used: the sizes of all files below the directory (links are not
+    /// followed; each entry costs at least one 4 KiB block, so a flood of
+    /// empty files counts too).
+    pub fn usage(&self) -> io::Result<u64> {
+        fn walk(dir: &Path, total: &mut u64) -> io::Result<()> {
+            for entry in std::fs::read_dir(dir)? {
+                let entry = entry?;
+                let meta = entry.path().symlink_metadata()?;
+                *total = total.saturating_add(meta.len().max(4096));
+                if meta.is_dir() {
+                    walk(&entry.path(), total)?;
+                }
+            }
+            Ok(())
+        }
+        let mut total = 0;
+        walk(&self.path, &mut total)?;
+        Ok(total)
+    }
+
+    /// Whether the directory is within its quota (an unreadable one is not).
+    pub fn within_quota(&self) -> bool {
+        self.usage().is_ok_and(|used| used <= self.quota)
+    }
+}
+
+/// The default data root, LingXi's: `~/.lingxiagent/plugin-data`.
+pub fn default_root() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".lingxiagent").join("plugin-data"))
+}
+
+/// Plugin ids that are safe as one path component: 1–64 characters of
+/// `[a-z0-9.-]`, alphanumeric at both ends, no `..` and no `--`.
+pub fn is_safe_id(id: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (1..=64).contains(&id.len())
+        && id.chars().all(|c| alnum(c) || c == '.' || c == '-')
+        && id.starts_with(alnum)
+        && id.ends_with(alnum)
+        && !id.contains("..")
+        && !id.contains("--")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_must_be_safe_names() {
+        for ok in ["com.lingxi.test-probe", "a", "x1.y-2"] {
+            assert!(is_safe_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "..",
+            "a/b",
+            "A",
+            "-a",
+            "a.",
+            "a..b",
+            "a--b",
+            "a b",
+            &"a".repeat(65),
+        ] {
+            assert!(!is_safe_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn usage_counts_files_and_quota_is_checked() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = DataDir::open(root.path(), "com.example.p", 10_000).unwrap();
+        assert!(dir.path().ends_with("com.example.p"));
+        assert!(dir.within_quota());
+        std::fs::write(dir.path().join("a"), vec![0u8; 8000]).unwrap();
+        assert!(dir.within_quota());
+        std::fs::write(dir.path().join("b"), vec![0u8; 8000]).unwrap();
+        assert!(!dir.within_quota());
+        assert!(DataDir::open(root.path(), "../evil", 1).is_err());
+    }
+}

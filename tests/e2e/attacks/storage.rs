@@ -1,0 +1,82 @@
+//! Plugin storage: private, persistent, bounded, and unable to escape.
+
+use super::{Tree, allowed, attempt, denied, read_back, start};
+
+fn data_args(root: &str) -> [&str; 2] {
+    ["--data-root", root]
+}
+
+#[test]
+fn storage_persists_across_restarts() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &data_args(&root));
+    assert_eq!(allowed(&attempt(&mut s, "kv-set", "counter=41")), "stored");
+    assert!(s.finish().0.success());
+    let mut s = start(&t, &data_args(&root));
+    assert_eq!(allowed(&attempt(&mut s, "kv-get", "counter")), "41");
+    assert_eq!(allowed(&attempt(&mut s, "kv-keys", "")), "counter");
+    let file = t.top.join("data/com.lingxi.testbed/kv/counter");
+    assert_eq!(
+        read_back(&file).as_deref(),
+        Some("41"),
+        "kept in <root>/<plugin id>/"
+    );
+}
+
+#[test]
+fn storage_keys_cannot_escape_the_data_directory() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &data_args(&root));
+    assert_eq!(
+        allowed(&attempt(&mut s, "kv-set", "../../../escape=x")),
+        "stored"
+    );
+    assert_eq!(allowed(&attempt(&mut s, "kv-get", "../../../escape")), "x");
+    assert!(read_back(&t.top.join("escape")).is_none());
+    let kv = t.top.join("data/com.lingxi.testbed/kv");
+    let names: Vec<String> = std::fs::read_dir(kv)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["%2E%2E%2F%2E%2E%2F%2E%2E%2Fescape"]);
+}
+
+#[test]
+fn storage_raw_paths_cannot_leave_the_data_directory() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &data_args(&root));
+    denied(&attempt(
+        &mut s,
+        "write-file",
+        "/lingxi/data/../../escape.txt",
+    ));
+    denied(&attempt(
+        &mut s,
+        "read-file",
+        "/lingxi/data/../com.other.plugin/kv/secret",
+    ));
+}
+
+#[test]
+fn storage_quota_makes_the_directory_read_only() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
+    let r = attempt(&mut s, "fill-data", "2");
+    let error = denied(&r);
+    assert!(error.contains("over its quota"), "{error}");
+    assert!(error.contains("--storage-quota"), "{error}");
+    denied(&attempt(&mut s, "kv-set", "more=data"));
+    assert_eq!(allowed(&attempt(&mut s, "kv-get", "more")), "<none>");
+}
+
+#[test]
+fn storage_is_absent_when_not_given() {
+    let t = Tree::new();
+    let r = attempt(&mut start(&t, &["--no-storage"]), "kv-get", "k");
+    assert!(denied(&r).contains("plugin storage unavailable"), "{r}");
+}
