@@ -6,3 +6,4 @@ mod conformance;
 mod isolation;
 mod lifecycle;
 mod support;
+mod workspace_stats;

@@ -39,7 +39,7 @@ pub fn guest(name: &str) -> PathBuf {
         let status = Command::new(cargo)
             .current_dir(&root)
             .args(["build", "--target", "wasm32-wasip2", "--profile", "guest"])
-            .args(["-p", "probe", "-p", "quickstart", "-p", "testbed"])
+            .args(["-p", "probe", "-p", "quickstart", "-p", "testbed", "-p", "workspace-stats"])
             .arg("--target-dir")
             .arg(&target)
             .status()
@@ -50,7 +50,7 @@ pub fn guest(name: &str) -> PathBuf {
         );
         target.join("wasm32-wasip2").join("guest")
     });
-    let path = dir.join(format!("{name}.wasm"));
+    let path = dir.join(format!("{}.wasm", name.replace('-', "_")));
     assert!(path.exists(), "no component at {}", path.display());
     path
 }
