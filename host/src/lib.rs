@@ -8,7 +8,9 @@
 //! - [`convert`]: WIT ↔ protocol conversion;
 //! - [`policy`]: which capabilities a plugin gets (declared ∩ granted) and how
 //!   they become WASI grants;
-//! - [`limits`]: deadlines and memory caps;
+//! - [`limits`]: deadlines, memory, output and trap caps;
+//! - [`storage`]: the per-plugin data directory and its quota;
+//! - [`cache`]: precompiled components;
 //! - [`PluginHost`]: one plugin instance, typed calls, recovery after traps;
 //! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout.
 //!
@@ -19,7 +21,11 @@
 //! let runtime = Runtime::new()?;
 //! let component = runtime.load_file("probe.wasm".as_ref())?;
 //! // Grant what the manifest declares, mount this workspace for projectRead.
-//! let grant = Grant { capabilities: None, workspace: Some("/work/demo".into()) };
+//! let grant = Grant {
+//!     capabilities: None,
+//!     workspace: Some("/work/demo".into()),
+//!     ..Grant::default()
+//! };
 //! let mut plugin = PluginHost::new(component, grant, Limits::default());
 //! let handshake = plugin.initialize(InitializeRequest {
 //!     host_ipc_version: Some(1),

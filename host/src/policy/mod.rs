@@ -4,7 +4,7 @@
 //! AND the user grants it. Everything else is denied: no environment, no
 //! arguments, no host stdin, no network, no filesystem. Effective capabilities
 //! become WASI grants in [`Policy::apply`]; the network allow-list is in
-//! [`net`], the policy file in [`file`].
+//! [`net`], the policy file in [`mod@file`].
 
 pub mod file;
 pub mod net;

@@ -5,26 +5,29 @@
 //! known once the first snapshot arrived. After any trap or timeout the
 //! instance is dropped; the next call gets a fresh one, re-initialized with
 //! the last `plugin.initialize` request. Snapshots live on the host side, so
-//! nothing else needs re-applying.
+//! nothing else needs re-applying. Building instances is in [`instance`],
+//! classifying failures and the trap storm breaker in [`recovery`].
+
+mod instance;
+mod recovery;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use wasmtime::{Store, Trap};
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+use wasmtime::Store;
 
 use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
-use crate::limits::{Limits, OutputBudget, OutputFlood};
+use crate::limits::{Limits, OutputBudget};
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
 use crate::stdio::GuestOutput;
-use crate::storage::{DATA_GUEST_PATH, DataDir};
+use crate::storage::DataDir;
 
 /// A live instance and what it was built with.
 struct Live {
@@ -269,72 +272,6 @@ impl PluginHost {
         Ok(())
     }
 
-    fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
-        let id = self.manifest().id.clone();
-        let budget = OutputBudget::new(self.limits.max_output_bytes);
-        let outputs = [
-            GuestOutput::new(&id, "stdout", budget.clone()),
-            GuestOutput::new(&id, "stderr", budget.clone()),
-        ];
-        let mut wasi = WasiCtxBuilder::new();
-        wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
-        let net = self
-            .policy
-            .apply(&self.grant, &mut wasi, &id, root.as_deref());
-        let data_writable = self.mount_data(&mut wasi, &id);
-        let runtime = &self.component.runtime;
-        let mut store = runtime.store(wasi, &id, &self.limits);
-        store.data_mut().net = net;
-        store.data_mut().output = budget.clone();
-        store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
-        let bindings =
-            self.component
-                .pre
-                .instantiate(&mut store)
-                .map_err(|e| CallError::Instantiate {
-                    plugin: id.clone(),
-                    reason: format!("{e:#}"),
-                })?;
-        Ok(Live {
-            store,
-            bindings,
-            root,
-            outputs,
-            budget,
-            data_writable: data_writable.unwrap_or(false),
-        })
-    }
-
-    /// Mounts the data directory at [`DATA_GUEST_PATH`]: read-write while it
-    /// is within its quota, read-only past it. Returns `Some(writable)` if
-    /// mounted.
-    fn mount_data(&self, wasi: &mut WasiCtxBuilder, id: &str) -> Option<bool> {
-        let data = self.data.as_ref()?;
-        let writable = data.within_quota();
-        if !writable {
-            tracing::warn!(
-                "[{id}] data directory {} is over its quota of {} bytes: mounted read-only",
-                data.path().display(),
-                data.quota()
-            );
-        }
-        let perms = if writable {
-            FsPerms::ReadWrite
-        } else {
-            FsPerms::ReadOnly
-        };
-        match wasi.preopened_dir(data.path(), DATA_GUEST_PATH, perms) {
-            Ok(_) => Some(writable),
-            Err(e) => {
-                tracing::warn!(
-                    "[{id}] cannot mount data directory {}: {e}",
-                    data.path().display()
-                );
-                None
-            }
-        }
-    }
-
     /// After a call that could write: fails it if the data directory is now
     /// over quota, and drops the instance so the next one mounts it read-only.
     fn check_quota(&mut self, label: &str) -> Result<(), CallError> {
@@ -393,73 +330,5 @@ impl PluginHost {
                 Err(error)
             }
         }
-    }
-
-    /// Records a trap; disables the plugin once too many fall in the window.
-    fn count_trap(&mut self, error: &CallError) {
-        let now = Instant::now();
-        self.traps.push_back(now);
-        while self
-            .traps
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > self.limits.trap_window)
-        {
-            self.traps.pop_front();
-        }
-        if self.traps.len() >= self.limits.max_traps {
-            tracing::error!(
-                "[{}] disabled after {} crashes within {} s; restart the launcher after fixing the plugin",
-                self.manifest().id,
-                self.traps.len(),
-                self.limits.trap_window.as_secs()
-            );
-            self.disabled = Some(error.to_string());
-        }
-    }
-
-    fn classify(&self, label: &str, error: wasmtime::Error) -> CallError {
-        let call = label.to_owned();
-        if let Some(flood) = error.downcast_ref::<OutputFlood>() {
-            return CallError::OutputFlood {
-                call,
-                limit_bytes: flood.limit,
-            };
-        }
-        if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
-            return CallError::Exited {
-                call,
-                status: exit.0,
-            };
-        }
-        match error.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => CallError::Timeout {
-                call,
-                limit: self.limits.call_timeout,
-            },
-            Some(Trap::AllocationTooLarge) => CallError::Memory {
-                call,
-                limit_bytes: self.limits.max_memory_bytes,
-            },
-            _ if format!("{error:#}").contains("forcing trap when growing memory") => {
-                CallError::Memory {
-                    call,
-                    limit_bytes: self.limits.max_memory_bytes,
-                }
-            }
-            _ => CallError::Trap {
-                call,
-                reason: trap_reason(&error),
-            },
-        }
-    }
-}
-
-/// The first line of the engine's description of a trap (the backtrace follows).
-fn trap_reason(error: &wasmtime::Error) -> String {
-    let full = format!("{error:#}");
-    let reason = full.lines().next().unwrap_or("unknown trap").trim();
-    match error.downcast_ref::<Trap>() {
-        Some(trap) => format!("{trap}"),
-        None => reason.to_owned(),
     }
 }

@@ -1,0 +1,80 @@
+//! Building a fresh instance: the WASI context from the policy, the data
+//! directory mount, the store with its limits.
+
+use std::path::PathBuf;
+
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use super::{Live, PluginHost};
+use crate::error::CallError;
+use crate::limits::OutputBudget;
+use crate::stdio::GuestOutput;
+use crate::storage::DATA_GUEST_PATH;
+
+impl PluginHost {
+    pub(super) fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
+        let id = self.manifest().id.clone();
+        let budget = OutputBudget::new(self.limits.max_output_bytes);
+        let outputs = [
+            GuestOutput::new(&id, "stdout", budget.clone()),
+            GuestOutput::new(&id, "stderr", budget.clone()),
+        ];
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
+        let net = self
+            .policy
+            .apply(&self.grant, &mut wasi, &id, root.as_deref());
+        let data_writable = self.mount_data(&mut wasi, &id);
+        let runtime = &self.component.runtime;
+        let mut store = runtime.store(wasi, &id, &self.limits);
+        store.data_mut().net = net;
+        store.data_mut().output = budget.clone();
+        store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
+        let bindings =
+            self.component
+                .pre
+                .instantiate(&mut store)
+                .map_err(|e| CallError::Instantiate {
+                    plugin: id.clone(),
+                    reason: format!("{e:#}"),
+                })?;
+        Ok(Live {
+            store,
+            bindings,
+            root,
+            outputs,
+            budget,
+            data_writable: data_writable.unwrap_or(false),
+        })
+    }
+
+    /// Mounts the data directory at [`DATA_GUEST_PATH`]: read-write while it
+    /// is within its quota, read-only past it. Returns `Some(writable)` if
+    /// mounted.
+    fn mount_data(&self, wasi: &mut WasiCtxBuilder, id: &str) -> Option<bool> {
+        let data = self.data.as_ref()?;
+        let writable = data.within_quota();
+        if !writable {
+            tracing::warn!(
+                "[{id}] data directory {} is over its quota of {} bytes: mounted read-only",
+                data.path().display(),
+                data.quota()
+            );
+        }
+        let perms = if writable {
+            FsPerms::ReadWrite
+        } else {
+            FsPerms::ReadOnly
+        };
+        match wasi.preopened_dir(data.path(), DATA_GUEST_PATH, perms) {
+            Ok(_) => Some(writable),
+            Err(e) => {
+                tracing::warn!(
+                    "[{id}] cannot mount data directory {}: {e}",
+                    data.path().display()
+                );
+                None
+            }
+        }
+    }
+}
