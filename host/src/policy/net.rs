@@ -167,6 +167,17 @@ impl NetGuard {
             );
             return false;
         }
+        // Only name rules need to learn addresses; `*` and IP rules match
+        // addresses directly, so skip the extra lookup for them.
+        let needs_addresses = matching.iter().any(|i| {
+            matches!(
+                self.rules[*i].host,
+                HostPattern::Name(_) | HostPattern::Subdomains(_)
+            )
+        });
+        if !needs_addresses {
+            return true;
+        }
         if let Ok(addrs) = (name, 0u16).to_socket_addrs() {
             let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
             for addr in addrs {
