@@ -47,12 +47,10 @@ impl CompileCache {
 
     /// The cache file for `bytes` compiled by `engine`.
     pub fn path_for(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
-        let mut hasher = DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
         let digest = Sha256::digest(bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         self.dir
-            .join(format!("{hex}-{:016x}.cwasm", hasher.finish()))
+            .join(format!("{hex}-{}.cwasm", engine_hash(engine)))
     }
 
     /// Loads the precompiled component for `bytes`, or compiles it and stores
@@ -96,6 +94,14 @@ impl CompileCache {
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// The engine's compatibility hash as 16 hex digits: precompiled code made
+/// by an engine with another hash cannot be loaded by this one.
+pub fn engine_hash(engine: &Engine) -> String {
+    let mut hasher = DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

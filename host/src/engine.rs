@@ -12,9 +12,10 @@ use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::bindings::{LingxiPlugin, LingxiPluginPre};
-use crate::cache::CompileCache;
+use crate::cache::{CompileCache, engine_hash};
 use crate::error::LoadError;
 use crate::limits::{EPOCH_TICK, Limits, OutputBudget};
+use crate::pack::Packed;
 use crate::state::HostState;
 
 /// A wasmtime engine configured for plugins, with its epoch ticker.
@@ -91,6 +92,37 @@ impl Runtime {
             name: name.to_owned(),
             reason: format!("{e:#}"),
         })?;
+        self.prepare(component, name)
+    }
+
+    /// Precompiles a component for this engine (the bytes `pack` embeds).
+    pub fn precompile(&self, bytes: &[u8], name: &str) -> Result<Vec<u8>, LoadError> {
+        self.engine
+            .precompile_component(bytes)
+            .map_err(|e| LoadError::Compile {
+                name: name.to_owned(),
+                reason: format!("{e:#}"),
+            })
+    }
+
+    /// Loads a verified packed plugin: its precompiled code when it was made
+    /// for this engine, else the portable component, compiled now.
+    pub fn load_packed(&self, packed: &Packed, name: &str) -> Result<PluginComponent, LoadError> {
+        if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled.is_empty() {
+            // SAFETY: the precompiled bytes come from a payload whose SHA-256
+            // matched the trailer (checked by `pack::read`), written by our
+            // own `pack` for an engine with this very compatibility hash;
+            // wasmtime validates the header and compatibility again.
+            match unsafe { Component::deserialize(&self.engine, &packed.precompiled) } {
+                Ok(component) => return self.prepare(component, name),
+                Err(e) => tracing::debug!("recompiling {name}: precompiled code unusable: {e:#}"),
+            }
+        }
+        self.load_bytes(&packed.component, name)
+    }
+
+    /// Links a compiled component and reads its manifest.
+    fn prepare(&self, component: Component, name: &str) -> Result<PluginComponent, LoadError> {
         let world_error = |e: wasmtime::Error| LoadError::World {
             name: name.to_owned(),
             reason: format!("{e:#}"),

@@ -48,6 +48,7 @@ pub mod convert;
 mod engine;
 mod error;
 pub mod limits;
+pub mod pack;
 mod plugin;
 pub mod policy;
 pub mod protocol;

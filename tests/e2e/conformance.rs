@@ -46,6 +46,14 @@ fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
 }
 
 fn replay(file: &Path) -> Result<(), String> {
+    replay_with(file, |plugin, args| Session::start(&guest(plugin), args))
+}
+
+/// Replays a transcript against the session `start(plugin, args)` returns.
+pub fn replay_with(
+    file: &Path,
+    start: impl FnOnce(&str, &[&str]) -> Session,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header: Value = serde_json::from_str(lines.next().ok_or("empty transcript")?)
@@ -55,7 +63,7 @@ fn replay(file: &Path) -> Result<(), String> {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut session = Session::start(&guest(plugin), &args);
+    let mut session = start(plugin, &args);
     for (n, line) in lines.enumerate() {
         let step: Value = serde_json::from_str(line).map_err(|e| format!("step {n}: {e}"))?;
         if let Some(raw) = step.get("send").and_then(Value::as_str) {

@@ -5,5 +5,6 @@ mod attacks;
 mod conformance;
 mod isolation;
 mod lifecycle;
+mod packed;
 mod support;
 mod workspace_stats;

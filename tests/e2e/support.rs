@@ -76,17 +76,24 @@ impl Session {
         let cache = scratch.join("e2e-cache");
         // HOME decides the default data root: keep tests out of the user's.
         let home = scratch.join("e2e-home");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
+        command
             .args(args)
             .arg(component)
             .env("LINGXI_WASM_LOG", log)
             .env("LINGXI_WASM_CACHE", cache)
-            .env("HOME", home)
+            .env("HOME", home);
+        Session::spawn(command)
+    }
+
+    /// Spawns a prepared command with all three streams piped.
+    pub fn spawn(mut command: Command) -> Session {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("cannot spawn lingxi-wasm-run");
+            .expect("cannot spawn the plugin process");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut stderr_pipe = child.stderr.take().expect("piped stderr");
         let (tx, lines) = channel();

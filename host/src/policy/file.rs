@@ -18,14 +18,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Grant, NetRuleError};
 use crate::bindings::lingxi::plugin::types::Capability;
 use crate::limits::Limits;
 
 /// Grant and limit settings as written by the user.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PolicySpec {
     /// Capability wire names, or `none`; absent grants what is declared.
@@ -48,8 +48,12 @@ pub struct PolicySpec {
     pub timeout: Option<f64>,
     /// Memory limit of one instance, in MiB.
     pub max_memory: Option<usize>,
-    /// Root of the per-plugin data directories.
+    /// Root of the per-plugin data directories [default: LingXi's
+    /// `~/.lingxiagent/plugin-data`].
     pub data_root: Option<PathBuf>,
+    /// Give the plugin no persistent storage.
+    #[serde(default)]
+    pub no_storage: bool,
     /// Size quota of the plugin's data directory, in MiB.
     pub storage_quota: Option<u64>,
 }
@@ -124,6 +128,7 @@ impl PolicySpec {
         self.timeout = over.timeout.or(self.timeout);
         self.max_memory = over.max_memory.or(self.max_memory);
         self.data_root = over.data_root.or(self.data_root);
+        self.no_storage |= over.no_storage;
         self.storage_quota = over.storage_quota.or(self.storage_quota);
         self
     }
@@ -169,7 +174,10 @@ impl PolicySpec {
                 .map(|r| r.parse())
                 .collect::<Result<_, _>>()?,
             env: parse_env(&self.env, lookup_env)?,
-            data_root: self.data_root.clone(),
+            data_root: match self.no_storage {
+                true => None,
+                false => self.data_root.clone().or_else(crate::storage::default_root),
+            },
         };
         let mut limits = Limits::default();
         if let Some(seconds) = self.timeout {

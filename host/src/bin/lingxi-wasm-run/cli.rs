@@ -1,0 +1,159 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use lingxi_wasm_host::PolicySpec;
+
+/// Run a LingXi plugin component (wasm32-wasip2) in a deny-by-default sandbox,
+/// speaking the LingXi JSON-Lines plugin protocol on stdin/stdout.
+///
+/// A capability is granted only if the plugin declares it AND it is granted
+/// here. Logs and everything the plugin prints go to stderr; stdout carries
+/// protocol lines only.
+#[derive(Debug, Parser)]
+#[command(
+    version,
+    about,
+    long_about,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// The plugin component (.wasm) to run.
+    #[arg(required = true)]
+    pub component: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub grants: GrantArgs,
+
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Pack a component and its grants into one native executable that a
+    /// LingXi host runs like any plugin (no arguments needed).
+    Pack {
+        /// The plugin component (.wasm).
+        component: PathBuf,
+        /// Where to write the executable.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        #[command(flatten)]
+        grants: Box<GrantArgs>,
+    },
+    /// Print what a component or packed plugin declares and is granted,
+    /// without running any tool.
+    Inspect {
+        /// A component (.wasm) or a packed plugin.
+        file: PathBuf,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+}
+
+/// Grants and limits.
+#[derive(Debug, Args)]
+pub struct GrantArgs {
+    /// Capabilities to grant, as wire names separated by commas
+    /// (projectRead, projectWrite, processExecution, networkAccess), or `none`.
+    /// Repeatable. Default: whatever the plugin's manifest declares.
+    #[arg(long, value_name = "CAPS", value_delimiter = ',')]
+    pub grant: Option<Vec<String>>,
+
+    /// Workspace root to mount for projectRead/projectWrite. Default: the
+    /// `workspace.rootPath` of the host's snapshots.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Also mount DIR read-only (needs projectRead or projectWrite). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub allow_read: Vec<PathBuf>,
+
+    /// Also mount DIR read-write (needs projectWrite). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub allow_write: Vec<PathBuf>,
+
+    /// Allow network destinations host:port under networkAccess (e.g.
+    /// api.example.com:443, *.example.com:*, 127.0.0.1:8000-8100). Repeatable.
+    /// Without any, networkAccess reaches every destination.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub allow_net: Vec<String>,
+
+    /// Pass an environment variable: KEY (its value at start) or KEY=VALUE.
+    /// Repeatable. The plugin sees no other variable.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
+
+    /// Deadline of one call, in seconds [default: 2.5, under LingXi's 3.0 s
+    /// watchdog so the host gets an explanatory error].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Memory limit of the plugin instance, in MiB [default: 256].
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<usize>,
+
+    /// Root of the per-plugin data directories; the plugin gets
+    /// `<DIR>/<plugin id>/`, mounted read-write at /lingxi/data
+    /// [default: ~/.lingxiagent/plugin-data].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_storage")]
+    pub data_root: Option<PathBuf>,
+
+    /// Give the plugin no persistent storage.
+    #[arg(long)]
+    pub no_storage: bool,
+
+    /// Size quota of the plugin's data directory, in MiB [default: 64].
+    #[arg(long, value_name = "MIB")]
+    pub storage_quota: Option<u64>,
+
+    /// A TOML policy file with the same settings (grant, workspace,
+    /// allow-read, allow-write, allow-net, env, timeout, max-memory,
+    /// data-root, storage-quota); flags given here override or extend it.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+/// The compile cache.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Where compiled components are cached [default: $LINGXI_WASM_CACHE,
+    /// $XDG_CACHE_HOME/lingxi-wasm or ~/.cache/lingxi-wasm].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Compile the component at every start instead of caching it.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl GrantArgs {
+    /// The policy file (if any) with these flags laid over it. `no_storage`
+    /// is kept apart: it is applied when the spec is resolved.
+    pub fn spec(&self) -> anyhow::Result<PolicySpec> {
+        let file = match &self.policy {
+            Some(path) => PolicySpec::from_file(path)?,
+            None => PolicySpec::default(),
+        };
+        Ok(file.merge(PolicySpec {
+            grant: self.grant.clone(),
+            workspace: self.workspace.clone(),
+            allow_read: self.allow_read.clone(),
+            allow_write: self.allow_write.clone(),
+            allow_net: self.allow_net.clone(),
+            env: self.env.clone(),
+            timeout: self.timeout,
+            max_memory: self.max_memory,
+            data_root: self.data_root.clone(),
+            no_storage: self.no_storage,
+            storage_quota: self.storage_quota,
+        }))
+    }
+}

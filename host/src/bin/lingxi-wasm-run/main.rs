@@ -1,0 +1,105 @@
+//! `lingxi-wasm-run`: runs a LingXi plugin component in a sandbox and speaks
+//! the LingXi JSON-Lines protocol on stdin/stdout, so a LingXi host can drive
+//! it like any native plugin. It also packs a component into one native
+//! executable (`pack`) that runs with no arguments.
+
+mod cli;
+mod packed;
+
+use std::io::{self, BufWriter, IsTerminal};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use lingxi_wasm_host::{CompileCache, PluginComponent, PluginHost, PolicySpec, Runtime, Server};
+
+use crate::cli::{CacheArgs, Cli, Command};
+
+fn main() {
+    init_logging();
+    // A packed executable carries its plugin: serve it, whatever the name.
+    match packed::embedded() {
+        Ok(Some(plugin)) => exit_on_error(packed::run(plugin)),
+        // Spawned bare but nothing embedded: most likely a packed plugin
+        // whose end was cut off. Say so instead of printing usage.
+        Ok(None) if std::env::args_os().len() == 1 => exit_on_error(Err(anyhow::anyhow!(
+            "no plugin is embedded in {} and no component was given; run `lingxi-wasm-run <COMPONENT>`, or reinstall the packed plugin (its end may have been cut off)",
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ))),
+        Ok(None) => exit_on_error(run(Cli::parse())),
+        Err(error) => exit_on_error(Err(error)),
+    }
+}
+
+fn exit_on_error(result: Result<()>) {
+    if let Err(error) = result {
+        eprintln!("lingxi-wasm-run: error: {error:#}");
+        std::process::exit(1);
+    }
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter =
+        EnvFilter::try_from_env("LINGXI_WASM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_target(false)
+        .with_ansi(io::stderr().is_terminal())
+        .without_time()
+        .init();
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Some(Command::Pack {
+            component,
+            output,
+            grants,
+        }) => packed::pack(&component, &output, grants.spec()?),
+        Some(Command::Inspect { file, cache }) => packed::inspect(&file, &runtime(&cache)?),
+        None => {
+            let component_path = cli.component.context("no component given")?;
+            let runtime = runtime(&cli.cache)?;
+            let component = runtime.load_file(&component_path)?;
+            serve(component, &cli.grants.spec()?)
+        }
+    }
+}
+
+/// The engine with the compile cache the flags ask for.
+fn runtime(cache: &CacheArgs) -> Result<Runtime> {
+    let cache = match (cache.no_cache, &cache.cache_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(CompileCache::new(dir)),
+        (false, None) => CompileCache::default_dir().map(CompileCache::new),
+    };
+    Ok(Runtime::new()?.with_cache(cache))
+}
+
+/// Serves the JSONL protocol on stdin/stdout until EOF.
+fn serve(component: PluginComponent, spec: &PolicySpec) -> Result<()> {
+    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+    let host = PluginHost::new(component, grant, limits);
+    let id = host.manifest().id.clone();
+    for line in host.policy().report(host.grant()) {
+        tracing::warn!("[{id}] {line}");
+    }
+    let effective: Vec<_> = host
+        .policy()
+        .effective()
+        .iter()
+        .map(|c| c.wire_name())
+        .collect();
+    tracing::debug!("[{id}] effective capabilities: {effective:?}");
+
+    let mut server = Server::new(host);
+    let stdin = io::stdin().lock();
+    let stdout = BufWriter::new(io::stdout().lock());
+    server
+        .serve(stdin, stdout)
+        .context("writing to stdout failed")?;
+    Ok(())
+}

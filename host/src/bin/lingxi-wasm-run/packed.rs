@@ -1,0 +1,216 @@
+//! Packed executables: `pack`, `inspect`, and running as one.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::cache::engine_hash;
+use lingxi_wasm_host::pack::{self, PackHeader, Packed};
+use lingxi_wasm_host::types::InitializeRequest;
+use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime};
+
+use crate::cli::CacheArgs;
+
+/// The plugin embedded in this executable, if it is a packed one.
+pub fn embedded() -> Result<Option<Packed>> {
+    let exe = std::env::current_exe().context("cannot locate the running executable")?;
+    Ok(pack::read(&exe)?)
+}
+
+/// Runs as a packed plugin. With no arguments (how LingXi spawns plugins)
+/// it serves the protocol; `inspect`, `--help` and `--version` still work.
+pub fn run(packed: Packed) -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let header = &packed.header;
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => {
+            let runtime = crate::runtime(&CacheArgs {
+                cache_dir: None,
+                no_cache: true,
+            })?;
+            let component = runtime.load_packed(&packed, &header.plugin_id)?;
+            crate::serve(component, &header.policy)
+        }
+        ["inspect"] => {
+            let runtime = crate::runtime(&CacheArgs {
+                cache_dir: None,
+                no_cache: true,
+            })?;
+            let component = runtime.load_packed(&packed, &header.plugin_id)?;
+            let (grant, limits) = resolve(&header.policy)?;
+            print_inspection(PluginHost::new(component, grant, limits), Some(&packed))
+        }
+        ["--version" | "-V"] => {
+            println!(
+                "lingxi-wasm-run {} (packed plugin {} {})",
+                env!("CARGO_PKG_VERSION"),
+                header.plugin_id,
+                header.plugin_version
+            );
+            Ok(())
+        }
+        ["--help" | "-h"] => {
+            println!(
+                "{id} {version}: a LingXi plugin packed by lingxi-wasm-run.\n\n\
+                 Run with no arguments it speaks the LingXi JSON-Lines protocol on stdin/stdout,\n\
+                 sandboxed with the grants it was packed with; a LingXi host starts it that way.\n\n\
+                 Usage: {exe} [inspect | --help | --version]\n\n  \
+                 inspect    print the manifest, tools, commands, hooks and grants\n  \
+                 --version  print versions",
+                id = header.plugin_id,
+                version = header.plugin_version,
+                exe = std::env::args().next().unwrap_or_default(),
+            );
+            Ok(())
+        }
+        other => bail!(
+            "a packed plugin takes no arguments (got {other:?}); try `inspect`, `--help` or `--version`"
+        ),
+    }
+}
+
+fn resolve(spec: &PolicySpec) -> Result<(lingxi_wasm_host::Grant, lingxi_wasm_host::Limits)> {
+    Ok(spec.resolve(|key| std::env::var(key).ok())?)
+}
+
+/// `pack`: the running launcher + component + precompiled code + grants.
+pub fn pack(component_path: &Path, output: &Path, spec: PolicySpec) -> Result<()> {
+    // Check the grants now (directories exist, rules parse), not at first start.
+    resolve(&spec)?;
+    let component = std::fs::read(component_path)
+        .with_context(|| format!("cannot read component {}", component_path.display()))?;
+    let runtime = Runtime::new()?;
+    let name = component_path.display().to_string();
+    let loaded = runtime.load_bytes(&component, &name)?;
+    let precompiled = runtime.precompile(&component, &name)?;
+    let manifest = loaded.manifest();
+    let header = PackHeader {
+        format: 1,
+        plugin_id: manifest.id.clone(),
+        plugin_version: manifest.version.clone(),
+        declared: manifest
+            .capabilities
+            .iter()
+            .map(|c| c.wire_name().to_owned())
+            .collect(),
+        policy: spec,
+        component_sha256: pack::sha256_hex(&component),
+        component_len: component.len() as u64,
+        precompiled_len: precompiled.len() as u64,
+        engine: engine_hash(runtime.engine()),
+    };
+    let exe = std::env::current_exe().context("cannot locate the running executable")?;
+    let launcher = pack::launcher_bytes(&exe)?;
+    let bytes = pack::build(&launcher, &header, &component, &precompiled);
+    write_executable(output, &bytes)?;
+    eprintln!(
+        "packed {} {} into {} ({} KiB)",
+        header.plugin_id,
+        header.plugin_version,
+        output.display(),
+        bytes.len() / 1024
+    );
+    Ok(())
+}
+
+/// Writes atomically (temporary file in the same folder, renamed), mode 0755.
+pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write into {}", dir.display()))?;
+    tmp.write_all(bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    }
+    tmp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// `inspect FILE`: a component or a packed plugin.
+pub fn inspect(file: &Path, runtime: &Runtime) -> Result<()> {
+    match pack::read(file)? {
+        Some(packed) => {
+            let component = runtime.load_packed(&packed, &packed.header.plugin_id)?;
+            let (grant, limits) = resolve(&packed.header.policy)?;
+            print_inspection(PluginHost::new(component, grant, limits), Some(&packed))
+        }
+        None => {
+            let component = runtime.load_file(file)?;
+            let (grant, limits) = resolve(&PolicySpec::default())?;
+            print_inspection(PluginHost::new(component, grant, limits), None)
+        }
+    }
+}
+
+/// Prints the handshake (activating the plugin, running no tool) and grants.
+fn print_inspection(mut host: PluginHost, packed: Option<&Packed>) -> Result<()> {
+    let handshake = host
+        .initialize(InitializeRequest {
+            host_ipc_version: Some(1),
+            core_version: None,
+        })
+        .context("the plugin failed to initialize")?;
+    let m = &handshake.manifest;
+    let names = |caps: &[lingxi_wasm_host::types::Capability]| {
+        let names: Vec<_> = caps.iter().map(|c| c.wire_name()).collect();
+        if names.is_empty() {
+            "(none)".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    let mut out = String::new();
+    out += &format!("plugin       {} {} ({})\n", m.id, m.version, m.name);
+    out += &format!("description  {}\n", m.description);
+    if let Some(author) = &m.author {
+        out += &format!("author       {author}\n");
+    }
+    out += &format!("declares     {}\n", names(&m.capabilities));
+    out += &format!("granted      {}\n", names(host.policy().effective()));
+    for line in host.policy().report(host.grant()) {
+        out += &format!("note         {line}\n");
+    }
+    for t in &handshake.tools {
+        out += &format!("tool         {}: {}\n", t.name, t.description);
+    }
+    for c in &handshake.commands {
+        let aliases = if c.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", c.aliases.join(", "))
+        };
+        out += &format!("command      /{}{aliases}: {}\n", c.name, c.description);
+    }
+    let hooks: Vec<_> = handshake
+        .supported_hooks
+        .iter()
+        .map(|h| h.wire_name())
+        .collect();
+    out += &format!(
+        "hooks        {}\n",
+        if hooks.is_empty() {
+            "(none)".into()
+        } else {
+            hooks.join(", ")
+        }
+    );
+    if let Some(p) = packed {
+        out += &format!("digest       sha256:{}\n", p.digest);
+        out += &format!("component    sha256:{}\n", p.header.component_sha256);
+    }
+    print!("{out}");
+    let _ = host.deactivate();
+    Ok(())
+}
