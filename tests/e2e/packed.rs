@@ -137,3 +137,131 @@ fn tampered_or_truncated_packed_plugins_refuse_to_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no plugin is embedded"), "{stderr}");
 }
+
+/// `lingxi-wasm-run <args…>` with HOME set to `home`, run in `cwd`.
+fn launcher(home: &Path, cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env(
+            "LINGXI_WASM_CACHE",
+            workspace_root().join("target/e2e-cache"),
+        )
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn install_list_uninstall_where_lingxi_looks() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (h, p) = (home.path(), project.path());
+    let probe = guest("probe");
+    let testbed = guest("testbed");
+
+    // Global install, named after the plugin id, runs as LingXi spawns it.
+    let (ok, out, err) = launcher(h, p, &["install", probe.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let global = h.join(".lingxiagent/plugins/com.lingxi.test-probe");
+    assert!(
+        out.contains(&format!(
+            "installed com.lingxi.test-probe 0.1.0 at {}",
+            global.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("declares  projectRead") && out.contains("grants    as declared"),
+        "{out}"
+    );
+    let transcript = workspace_root().join("tests/conformance/spec7-core-dialect.jsonl");
+    replay_with(&transcript, |_, _| Session::spawn(lingxi_spawn(&global, h))).unwrap();
+
+    // Project install with grants; a foreign file of the same name is kept
+    // unless --force.
+    let plugins = p.join(".lingxi/plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::write(
+        plugins.join("com.lingxi.testbed"),
+        "#!/bin/sh\necho native\n",
+    )
+    .unwrap();
+    let install = [
+        "install",
+        testbed.to_str().unwrap(),
+        "--project",
+        p.to_str().unwrap(),
+        "--grant",
+        "none",
+    ];
+    let (ok, _, err) = launcher(h, p, &install);
+    assert!(
+        !ok && err.contains("is not a plugin packed by lingxi-wasm-run; pass --force"),
+        "{err}"
+    );
+    let (ok, out, err) = launcher(h, p, &[&install[..], &["--force"]].concat());
+    assert!(ok, "{err}");
+    assert!(out.contains("grants    (none)"), "{out}");
+    // Reinstalling the same plugin (an upgrade) needs no --force.
+    assert!(launcher(h, p, &install).0);
+
+    let (ok, out, _) = launcher(h, p, &["list"]);
+    assert!(ok);
+    assert!(
+        out.contains("com.lingxi.testbed 0.1.0") && out.contains("com.lingxi.test-probe 0.1.0"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "path       {}",
+            plugins.join("com.lingxi.testbed").display()
+        )),
+        "{out}"
+    );
+    assert_eq!(out.matches("component  ok").count(), 2, "{out}");
+
+    // A damaged install is reported by list.
+    let installed = plugins.join("com.lingxi.testbed");
+    let mut bytes = std::fs::read(&installed).unwrap();
+    let at = bytes.len() - 100_000;
+    bytes[at] ^= 1;
+    std::fs::write(&installed, bytes).unwrap();
+    let (_, out, _) = launcher(h, p, &["list"]);
+    assert!(
+        out.contains("DAMAGED") && out.contains("digest mismatch"),
+        "{out}"
+    );
+
+    // Uninstall keeps the data directory unless --purge.
+    let data = h.join(".lingxiagent/plugin-data/com.lingxi.test-probe");
+    std::fs::create_dir_all(&data).unwrap();
+    let (ok, out, err) = launcher(h, p, &["uninstall", "com.lingxi.test-probe"]);
+    assert!(ok, "{err}");
+    assert!(
+        !global.exists() && data.exists() && out.contains("--purge"),
+        "{out}"
+    );
+    let (ok, _, err) = launcher(h, p, &["uninstall", "com.lingxi.test-probe"]);
+    assert!(!ok && err.contains("is not installed"), "{err}");
+    let (ok, out, _) = launcher(
+        h,
+        p,
+        &[
+            "uninstall",
+            "com.lingxi.testbed",
+            "--project",
+            p.to_str().unwrap(),
+            "--purge",
+        ],
+    );
+    assert!(ok, "{out}");
+    assert!(!installed.exists());
+    let (ok, _, err) = launcher(h, p, &["uninstall", "../etc"]);
+    assert!(!ok && err.contains("is not a plugin id"), "{err}");
+}

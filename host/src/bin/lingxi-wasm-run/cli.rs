@@ -48,6 +48,40 @@ pub enum Command {
         #[command(flatten)]
         grants: Box<GrantArgs>,
     },
+    /// Pack (if needed) and install a plugin where a LingXi host finds it:
+    /// ~/.lingxiagent/plugins/<id>, or <DIR>/.lingxi/plugins/<id>.
+    Install {
+        /// A component (.wasm) or a packed plugin.
+        input: PathBuf,
+        /// Install into this project instead of globally.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Replace a different file of the same name.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        grants: Box<GrantArgs>,
+    },
+    /// List the installed plugins packed by lingxi-wasm-run (project, then global).
+    List {
+        /// Also look in this project [default: the current directory].
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+    /// Remove an installed plugin (its data directory stays unless --purge).
+    Uninstall {
+        /// The plugin id.
+        id: String,
+        /// Remove it from this project instead of globally.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Also delete its data directory.
+        #[arg(long)]
+        purge: bool,
+        /// Root of the data directories [default: ~/.lingxiagent/plugin-data].
+        #[arg(long, value_name = "DIR")]
+        data_root: Option<PathBuf>,
+    },
     /// Print what a component or packed plugin declares and is granted,
     /// without running any tool.
     Inspect {
@@ -135,6 +169,22 @@ pub struct CacheArgs {
 }
 
 impl GrantArgs {
+    /// Whether any grant or limit was given (so `install` repacks).
+    pub fn any(&self) -> bool {
+        self.grant.is_some()
+            || self.workspace.is_some()
+            || !self.allow_read.is_empty()
+            || !self.allow_write.is_empty()
+            || !self.allow_net.is_empty()
+            || !self.env.is_empty()
+            || self.timeout.is_some()
+            || self.max_memory.is_some()
+            || self.data_root.is_some()
+            || self.no_storage
+            || self.storage_quota.is_some()
+            || self.policy.is_some()
+    }
+
     /// The policy file (if any) with these flags laid over it. `no_storage`
     /// is kept apart: it is applied when the spec is resolved.
     pub fn spec(&self) -> anyhow::Result<PolicySpec> {

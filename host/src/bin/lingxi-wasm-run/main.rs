@@ -4,6 +4,7 @@
 //! executable (`pack`) that runs with no arguments.
 
 mod cli;
+mod install;
 mod packed;
 
 use std::io::{self, BufWriter, IsTerminal};
@@ -60,6 +61,28 @@ fn run(cli: Cli) -> Result<()> {
             grants,
         }) => packed::pack(&component, &output, grants.spec()?),
         Some(Command::Inspect { file, cache }) => packed::inspect(&file, &runtime(&cache)?),
+        Some(Command::Install {
+            input,
+            project,
+            force,
+            grants,
+        }) => install::install(
+            &input,
+            project.as_deref(),
+            force,
+            grants.spec()?,
+            grants.any(),
+        ),
+        Some(Command::List { project }) => {
+            let here = std::env::current_dir().ok();
+            install::list(project.as_deref().or(here.as_deref()))
+        }
+        Some(Command::Uninstall {
+            id,
+            project,
+            purge,
+            data_root,
+        }) => install::uninstall(&id, project.as_deref(), purge, data_root.as_deref()),
         None => {
             let component_path = cli.component.context("no component given")?;
             let runtime = runtime(&cli.cache)?;

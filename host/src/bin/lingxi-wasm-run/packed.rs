@@ -80,6 +80,23 @@ fn resolve(spec: &PolicySpec) -> Result<(lingxi_wasm_host::Grant, lingxi_wasm_ho
 
 /// `pack`: the running launcher + component + precompiled code + grants.
 pub fn pack(component_path: &Path, output: &Path, spec: PolicySpec) -> Result<()> {
+    let (header, size) = pack_file(component_path, output, spec)?;
+    eprintln!(
+        "packed {} {} into {} ({} KiB)",
+        header.plugin_id,
+        header.plugin_version,
+        output.display(),
+        size / 1024
+    );
+    Ok(())
+}
+
+/// Writes the packed executable; returns its header and size.
+pub fn pack_file(
+    component_path: &Path,
+    output: &Path,
+    spec: PolicySpec,
+) -> Result<(PackHeader, usize)> {
     // Check the grants now (directories exist, rules parse), not at first start.
     resolve(&spec)?;
     let component = std::fs::read(component_path)
@@ -108,14 +125,7 @@ pub fn pack(component_path: &Path, output: &Path, spec: PolicySpec) -> Result<()
     let launcher = pack::launcher_bytes(&exe)?;
     let bytes = pack::build(&launcher, &header, &component, &precompiled);
     write_executable(output, &bytes)?;
-    eprintln!(
-        "packed {} {} into {} ({} KiB)",
-        header.plugin_id,
-        header.plugin_version,
-        output.display(),
-        bytes.len() / 1024
-    );
-    Ok(())
+    Ok((header, bytes.len()))
 }
 
 /// Writes atomically (temporary file in the same folder, renamed), mode 0755.

@@ -1,0 +1,206 @@
+//! `install`, `list`, `uninstall`: putting packed plugins where an
+//! unmodified LingXi host discovers them (spec §6): the global folder
+//! `~/.lingxiagent/plugins/`, or `<project>/.lingxi/plugins/`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::pack::{self, PackError};
+use lingxi_wasm_host::policy::file::parse_capabilities;
+use lingxi_wasm_host::{PolicySpec, storage};
+
+use crate::packed;
+
+/// The folder plugins are installed in: the project's, or the global one.
+pub fn plugin_dir(project: Option<&Path>) -> Result<PathBuf> {
+    match project {
+        Some(project) => Ok(project.join(".lingxi").join("plugins")),
+        None => {
+            let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).context(
+                "HOME is not set: cannot find ~/.lingxiagent/plugins (use --project DIR)",
+            )?;
+            Ok(PathBuf::from(home).join(".lingxiagent").join("plugins"))
+        }
+    }
+}
+
+/// `install`: packs (or repacks) and places the executable, named after the
+/// plugin id, atomically; refuses to replace a different plugin unless `force`.
+pub fn install(
+    input: &Path,
+    project: Option<&Path>,
+    force: bool,
+    spec: PolicySpec,
+    regrant: bool,
+) -> Result<()> {
+    let dir = plugin_dir(project)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // A packed input keeps its grants unless new ones are given.
+    let (component, spec) = match pack::read(input)? {
+        Some(existing) if !regrant => (existing.component, existing.header.policy),
+        Some(existing) => (existing.component, spec),
+        None => (
+            std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?,
+            spec,
+        ),
+    };
+    let staged = tempfile::NamedTempFile::new_in(&dir)?;
+    std::fs::write(staged.path(), &component)?;
+    let built = tempfile::NamedTempFile::new_in(&dir)?;
+    let (header, _) = packed::pack_file(staged.path(), built.path(), spec)?;
+    let id = &header.plugin_id;
+    if !storage::is_safe_id(id) {
+        bail!(
+            "plugin id {id:?} cannot be installed: ids must be 1-64 characters of a-z, 0-9, '.' and '-', start and end with a letter or digit, and contain no '..' or '--'"
+        );
+    }
+    let target = dir.join(id);
+    if target.exists() && !force {
+        match pack::read(&target) {
+            Ok(Some(old)) if old.header.plugin_id == *id => {}
+            Ok(Some(old)) => bail!(
+                "{} holds another plugin ({}); pass --force to replace it",
+                target.display(),
+                old.header.plugin_id
+            ),
+            Ok(None) | Err(PackError::Io { .. }) => bail!(
+                "{} exists and is not a plugin packed by lingxi-wasm-run; pass --force to replace it",
+                target.display()
+            ),
+            Err(PackError::Damaged { .. }) => {} // a broken copy of ours: replace it
+        }
+    }
+    built
+        .persist(&target)
+        .with_context(|| format!("cannot write {}", target.display()))?;
+    println!(
+        "installed {} {} at {}",
+        id,
+        header.plugin_version,
+        target.display()
+    );
+    println!("declares  {}", list_or_none(&header.declared));
+    println!("grants    {}", grants(&header.policy));
+    Ok(())
+}
+
+/// `list`: installed wrapped plugins in the project folder, then globally.
+pub fn list(project: Option<&Path>) -> Result<()> {
+    let mut places = Vec::new();
+    if let Some(project) = project {
+        places.push(plugin_dir(Some(project))?);
+    }
+    places.push(plugin_dir(None)?);
+    let mut found = 0;
+    for dir in places {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        for path in paths {
+            match pack::read(&path) {
+                Ok(Some(p)) => {
+                    found += 1;
+                    let h = &p.header;
+                    println!("{} {}", h.plugin_id, h.plugin_version);
+                    println!("  path       {}", path.display());
+                    println!("  declares   {}", list_or_none(&h.declared));
+                    println!("  grants     {}", grants(&h.policy));
+                    println!("  digest     sha256:{}", p.digest);
+                    println!("  component  ok (sha256:{})", h.component_sha256);
+                }
+                Ok(None) => {} // a native plugin: not ours to describe
+                Err(e) => {
+                    found += 1;
+                    println!("{}", path.display());
+                    println!("  component  DAMAGED: {e}");
+                }
+            }
+        }
+    }
+    if found == 0 {
+        println!("no plugins packed by lingxi-wasm-run are installed");
+    }
+    Ok(())
+}
+
+/// `uninstall`: removes the plugin; its data directory only with `purge`.
+pub fn uninstall(
+    id: &str,
+    project: Option<&Path>,
+    purge: bool,
+    data_root: Option<&Path>,
+) -> Result<()> {
+    if !storage::is_safe_id(id) {
+        bail!("{id:?} is not a plugin id (1-64 of a-z 0-9 . -, alphanumeric ends, no .. or --)");
+    }
+    let target = plugin_dir(project)?.join(id);
+    match pack::read(&target) {
+        Ok(Some(p)) if p.header.plugin_id == id => {}
+        Err(PackError::Damaged { .. }) => {}
+        Ok(_) => bail!(
+            "{} is not a plugin packed by lingxi-wasm-run; remove it by hand",
+            target.display()
+        ),
+        Err(PackError::Io { .. }) => bail!("{id} is not installed at {}", target.display()),
+    }
+    std::fs::remove_file(&target).with_context(|| format!("cannot remove {}", target.display()))?;
+    println!("removed {}", target.display());
+    let data = data_root
+        .map(Path::to_path_buf)
+        .or_else(storage::default_root)
+        .map(|root| root.join(id));
+    match (purge, data) {
+        (true, Some(data)) if data.exists() => {
+            std::fs::remove_dir_all(&data)
+                .with_context(|| format!("cannot remove {}", data.display()))?;
+            println!("removed its data {}", data.display());
+        }
+        (false, Some(data)) if data.exists() => {
+            println!("kept its data {} (remove it with --purge)", data.display());
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "(none)".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn grants(spec: &PolicySpec) -> String {
+    let caps = match spec.grant.as_deref().map(parse_capabilities) {
+        None => "as declared".to_owned(),
+        Some(Ok(caps)) => list_or_none(
+            &caps
+                .iter()
+                .map(|c| c.wire_name().to_owned())
+                .collect::<Vec<_>>(),
+        ),
+        Some(Err(e)) => format!("invalid ({e})"),
+    };
+    let mut extra = Vec::new();
+    if !spec.allow_net.is_empty() {
+        extra.push(format!("net {}", spec.allow_net.join(" ")));
+    }
+    if !spec.env.is_empty() {
+        extra.push(format!("env {}", spec.env.join(" ")));
+    }
+    if spec.no_storage {
+        extra.push("no storage".into());
+    }
+    if extra.is_empty() {
+        caps
+    } else {
+        format!("{caps}; {}", extra.join("; "))
+    }
+}
