@@ -161,6 +161,6 @@ pub enum CallError {
 pub enum SnapshotError {
     /// The snapshot's IPC version is not one this launcher speaks. The
     /// previously applied snapshot stays in force.
-    #[error("Unsupported host IPC version {0}; this plugin speaks [1].")]
+    #[error("{}", lingxi_protocol::text::unsupported_snapshot_version(*.0))]
     UnsupportedVersion(i64),
 }

@@ -43,6 +43,8 @@
 //! ```
 
 mod bindings;
+/// The JSONL protocol types (the `lingxi-protocol` crate).
+pub use lingxi_protocol as protocol;
 pub mod cache;
 pub mod convert;
 mod engine;
@@ -51,7 +53,6 @@ pub mod limits;
 pub mod pack;
 mod plugin;
 pub mod policy;
-pub mod protocol;
 mod server;
 mod state;
 mod stdio;

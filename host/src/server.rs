@@ -10,7 +10,7 @@ use crate::convert;
 use crate::error::CallError;
 use crate::plugin::PluginHost;
 use crate::protocol::wire::{self, Dialect, Request};
-use crate::protocol::{dto, method};
+use crate::protocol::{dto, method, text};
 
 /// Longest request line accepted, in bytes. A longer line is answered with an
 /// error (when its id can be read) and skipped; it never stalls the loop.
@@ -121,7 +121,7 @@ impl Server {
         let params = request.params;
         match request.method.as_str() {
             method::SNAPSHOT => {
-                let params = params.ok_or("host.snapshot requires a snapshot payload")?;
+                let params = params.ok_or(text::SNAPSHOT_MISSING)?;
                 let snapshot: dto::SnapshotDto = decode(params)?;
                 self.host
                     .apply_snapshot(convert::snapshot(snapshot))
@@ -140,19 +140,19 @@ impl Server {
                 to_value(convert::handshake(handshake))
             }
             method::TOOL_EXECUTE => {
-                let params = params.ok_or("Missing tool.execute parameters")?;
+                let params = params.ok_or(text::TOOL_MISSING)?;
                 let call = convert::tool_call(decode(params)?);
                 let text = self.host.execute_tool(call).map_err(call_error)?;
                 Ok(Some(Value::String(text)))
             }
             method::COMMAND_EXECUTE => {
-                let params = params.ok_or("Missing command.execute parameters")?;
+                let params = params.ok_or(text::COMMAND_MISSING)?;
                 let call = convert::command_call(decode(params)?);
                 let result = self.host.execute_command(call).map_err(call_error)?;
                 to_value(convert::command_result(result))
             }
             method::HOOK_EMIT => {
-                let params = params.ok_or("Missing hook.emit payload")?;
+                let params = params.ok_or(text::HOOK_MISSING)?;
                 let payload: dto::HookEmitDto = decode(params)?;
                 match convert::hook_payload(payload.clone()) {
                     Some(payload) => self.host.emit_hook(payload).map_err(call_error)?,
@@ -162,7 +162,7 @@ impl Server {
                 }
                 Ok(None)
             }
-            other => Err(format!("Unknown IPC method: {other}")),
+            other => Err(text::unknown_method(other)),
         }
     }
 }
