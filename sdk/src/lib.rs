@@ -44,6 +44,8 @@ extern crate self as lingxi_plugin_sdk;
 mod bindings;
 mod context;
 mod info;
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+pub mod native;
 mod runtime;
 mod storage;
 mod sys;
@@ -118,6 +120,9 @@ macro_rules! export_plugin {
                 }
             }
 
+            // Component exports exist only in a component; a native build
+            // (feature `native`) serves the protocol itself.
+            #[cfg(target_arch = "wasm32")]
             $crate::__private::export!(__LingxiPluginExport with_types_in $crate::__private::bindings);
         };
     };

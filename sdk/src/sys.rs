@@ -1,6 +1,6 @@
 //! The SDK's only door to the host. In a component (`wasm32`) these are the
-//! imported WIT functions; on other targets there is no host yet, so logs go to
-//! stderr and no snapshot was ever received (which is the honest answer).
+//! imported WIT functions; on other targets (native mode) logs go to stderr
+//! and snapshot reads see what the native driver accepted, if anything.
 
 pub use crate::bindings::lingxi::plugin::logging::Level;
 
@@ -14,13 +14,35 @@ mod imp {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod imp {
+    use std::cell::RefCell;
+
     use super::Level;
     use crate::bindings::lingxi::plugin::types as wit;
 
-    fn unavailable<T>(field: &str) -> Result<T, wit::InfoUnavailable> {
-        Err(wit::InfoUnavailable {
-            field: field.to_owned(),
-            last_snapshot: None,
+    thread_local! {
+        /// The latest snapshot the native driver accepted.
+        static SNAPSHOT: RefCell<Option<wit::RuntimeSnapshot>> = const { RefCell::new(None) };
+    }
+
+    /// Replaces the snapshot (native mode's `host.snapshot`).
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
+    pub fn set_snapshot(snapshot: wit::RuntimeSnapshot) {
+        SNAPSHOT.with(|s| *s.borrow_mut() = Some(snapshot));
+    }
+
+    fn section<T: Clone>(
+        field: &str,
+        get: impl FnOnce(&wit::RuntimeSnapshot) -> Option<&T>,
+    ) -> Result<T, wit::InfoUnavailable> {
+        SNAPSHOT.with(|s| {
+            let s = s.borrow();
+            s.as_ref()
+                .and_then(get)
+                .cloned()
+                .ok_or_else(|| wit::InfoUnavailable {
+                    field: field.to_owned(),
+                    last_snapshot: s.as_ref().map(|s| s.observed_at),
+                })
         })
     }
 
@@ -33,23 +55,25 @@ mod imp {
         eprintln!("{level}: {message}");
     }
     pub fn latest_snapshot() -> Option<wit::RuntimeSnapshot> {
-        None
+        SNAPSHOT.with(|s| s.borrow().clone())
     }
     pub fn data_dir() -> Option<String> {
         None
     }
     pub fn workspace() -> Result<wit::WorkspaceInfo, wit::InfoUnavailable> {
-        unavailable("workspace")
+        section("workspace", |s| s.workspace.as_ref())
     }
     pub fn pe_core() -> Result<wit::PeCoreInfo, wit::InfoUnavailable> {
-        unavailable("peCore")
+        section("peCore", |s| s.pe_core.as_ref())
     }
     pub fn context_state() -> Result<wit::ContextStateInfo, wit::InfoUnavailable> {
-        unavailable("contextState")
+        section("contextState", |s| s.context_state.as_ref())
     }
     pub fn performance() -> Result<wit::PerformanceInfo, wit::InfoUnavailable> {
-        unavailable("performance")
+        section("performance", |s| s.performance.as_ref())
     }
 }
 
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+pub use imp::set_snapshot;
 pub use imp::{context_state, data_dir, latest_snapshot, log, pe_core, performance, workspace};

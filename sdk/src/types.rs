@@ -69,6 +69,11 @@ impl HookEvent {
         HookEvent::ToolAfter,
     ];
 
+    /// Parses a wire name.
+    pub fn from_wire(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.wire_name() == name)
+    }
+
     /// The event's name on the wire, e.g. `sessionStart`.
     pub fn wire_name(self) -> &'static str {
         match self {

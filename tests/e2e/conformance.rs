@@ -111,6 +111,34 @@ fn conformance_transcripts() {
     );
 }
 
+/// The native build of the same plugins passes the same transcripts.
+#[test]
+fn conformance_transcripts_native_baseline() {
+    let dir = workspace_root().join("tests").join("conformance");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/conformance exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            replay_with(f, |plugin, _| {
+                Session::spawn(std::process::Command::new(crate::support::native(plugin)))
+            })
+            .err()
+            .map(|e| format!("{}: {e}", f.display()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} transcript(s) failed natively:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn matcher_rejects_what_it_should() {
     let v = serde_json::json!({"a": [1, {"b": 2}], "c": "x"});

@@ -55,6 +55,36 @@ pub fn guest(name: &str) -> PathBuf {
     path
 }
 
+/// The native build (SDK feature `native`) of guest crate `name` (`probe`,
+/// `testbed`): the same plugin as a native JSONL executable, the baseline.
+pub fn native(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = workspace_root();
+        let target = root.join("target").join("native");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .current_dir(&root)
+            .args([
+                "build",
+                "-p",
+                "probe",
+                "-p",
+                "testbed",
+                "--features",
+                "native",
+                "--bins",
+            ])
+            .arg("--target-dir")
+            .arg(&target)
+            .status()
+            .expect("cannot run cargo to build the native plugins");
+        assert!(status.success(), "building the native plugins failed");
+        target.join("debug")
+    });
+    dir.join(format!("{name}-native"))
+}
+
 /// A running `lingxi-wasm-run` with pipes on all three streams.
 pub struct Session {
     child: Child,

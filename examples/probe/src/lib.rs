@@ -4,8 +4,9 @@
 
 use lingxi_plugin_sdk::*;
 
+/// The probe plugin.
 #[derive(Default)]
-struct Probe;
+pub struct Probe;
 
 impl Plugin for Probe {
     fn manifest(&self) -> Manifest {

@@ -11,8 +11,9 @@ use lingxi_plugin_sdk::*;
 
 mod attacks;
 
+/// The testbed plugin.
 #[derive(Default)]
-struct Testbed {
+pub struct Testbed {
     /// Counts activations, to observe re-initialization after a restart.
     activations: u32,
 }
