@@ -49,7 +49,7 @@ pub enum Command {
         grants: Box<GrantArgs>,
     },
     /// Pack (if needed) and install a plugin where a LingXi host finds it:
-    /// ~/.lingxiagent/plugins/<id>, or <DIR>/.lingxi/plugins/<id>.
+    /// `~/.lingxiagent/plugins/ID`, or `DIR/.lingxi/plugins/ID` with --project.
     Install {
         /// A component (.wasm) or a packed plugin.
         input: PathBuf,
