@@ -1,0 +1,184 @@
+//! Cold start and warm calls of `examples/probe`, side by side, in one run:
+//!
+//! - (a) the native build (SDK feature `native`) spawned → handshake answered
+//! - (b) the packed executable spawned → handshake answered
+//! - (c) `lingxi-wasm-run probe.wasm` spawned → handshake, warm compile cache
+//! - (d) the same with a cold (empty) compile cache
+//! - (e) warm `tool.execute` round trips per second through (a) and (b)
+//!
+//! Every start is measured as LingXi starts a plugin: spawn, `host.snapshot`,
+//! `plugin.initialize`, until the handshake line is read. Prints medians and
+//! the ratios b/a and e(b)/e(a). Run: `cargo bench -p lingxi-wasm-host --bench startup`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const STARTS: usize = 40;
+const ROUND_TRIPS: usize = 5_000;
+
+const SNAPSHOT: &str = r#"{"id":"A","method":"host.snapshot","params":{"observedAt":821692800,"ipcVersion":1,"workspace":{"rootPath":"/repo","isGitRepository":true,"coreVersion":"1.1.0"}}}"#;
+const INIT: &str = r#"{"id":"B","method":"plugin.initialize","params":{"hostIPCVersion":1,"coreVersion":"1.1.0"}}"#;
+const CALL: &str = r#"{"id":"C","method":"tool.execute","params":{"toolName":"probe.echo","arguments":"{\"q\":1}","sessionID":"s","toolCallID":"c"}}"#;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .to_path_buf()
+}
+
+fn cargo(args: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root())
+        .args(args)
+        .status()
+        .expect("cargo");
+    assert!(status.success(), "cargo {args:?} failed");
+}
+
+/// Spawns `cmd`, answers the handshake, optionally makes `calls` tool calls;
+/// returns (time to handshake, time of the calls).
+fn session(mut cmd: Command, calls: usize) -> (Duration, Duration) {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    writeln!(stdin, "{SNAPSHOT}\n{INIT}").expect("write");
+    for _ in 0..2 {
+        line.clear();
+        stdout.read_line(&mut line).expect("read");
+    }
+    assert!(line.contains("\"B\""), "no handshake: {line}");
+    let handshake = start.elapsed();
+    let calls_start = Instant::now();
+    for _ in 0..calls {
+        writeln!(stdin, "{CALL}").expect("write");
+        line.clear();
+        stdout.read_line(&mut line).expect("read");
+    }
+    let call_time = calls_start.elapsed();
+    drop(stdin);
+    let _ = child.wait();
+    (handshake, call_time)
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn starts(make: impl Fn(usize) -> Command) -> Duration {
+    let _ = session(make(usize::MAX), 0); // warm the page cache
+    median((0..STARTS).map(|i| session(make(i), 0).0).collect())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    // Everything is built here, release, from source.
+    cargo(&[
+        "build",
+        "--release",
+        "-p",
+        "probe",
+        "--features",
+        "native",
+        "--bin",
+        "probe-native",
+        "--target-dir",
+        "target/bench-native",
+    ]);
+    cargo(&[
+        "build",
+        "--target",
+        "wasm32-wasip2",
+        "--profile",
+        "guest",
+        "-p",
+        "probe",
+        "--target-dir",
+        "target/guests",
+    ]);
+    let native = root().join("target/bench-native/release/probe-native");
+    let component = root().join("target/guests/wasm32-wasip2/guest/probe.wasm");
+    let launcher = PathBuf::from(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let packed = scratch.path().join("probe-packed");
+    let status = Command::new(&launcher)
+        .args([
+            "pack".as_ref(),
+            component.as_os_str(),
+            "-o".as_ref(),
+            packed.as_os_str(),
+        ])
+        .stderr(Stdio::null())
+        .status()
+        .expect("pack");
+    assert!(status.success());
+    let warm_cache = scratch.path().join("warm-cache");
+
+    let a = starts(|_| Command::new(&native));
+    let b = starts(|_| {
+        let mut c = Command::new(&packed);
+        c.env("HOME", scratch.path());
+        c
+    });
+    let c = starts(|_| {
+        let mut c = Command::new(&launcher);
+        c.arg("--cache-dir")
+            .arg(&warm_cache)
+            .arg("--no-storage")
+            .arg(&component);
+        c
+    });
+    let d = starts(|i| {
+        let mut c = Command::new(&launcher);
+        c.arg("--cache-dir")
+            .arg(scratch.path().join(format!("cold-{i}")))
+            .arg("--no-storage")
+            .arg(&component);
+        c
+    });
+    let rps = |cmd: Command| ROUND_TRIPS as f64 / session(cmd, ROUND_TRIPS).1.as_secs_f64();
+    let ea = rps(Command::new(&native));
+    let eb = rps({
+        let mut c = Command::new(&packed);
+        c.env("HOME", scratch.path());
+        c
+    });
+
+    println!("\nprobe start-up, spawn → handshake answered (median of {STARTS})");
+    println!("  (a) native binary                     {:8.2} ms", ms(a));
+    println!("  (b) packed executable                 {:8.2} ms", ms(b));
+    println!("  (c) lingxi-wasm-run, warm cache       {:8.2} ms", ms(c));
+    println!("  (d) lingxi-wasm-run, cold cache       {:8.2} ms", ms(d));
+    println!("warm tool.execute round trips ({ROUND_TRIPS} sequential)");
+    println!(
+        "  (e) native                            {:8.0} /s  ({:.1} µs each)",
+        ea,
+        1e6 / ea
+    );
+    println!(
+        "  (e) packed                            {:8.0} /s  ({:.1} µs each)",
+        eb,
+        1e6 / eb
+    );
+    println!("ratios");
+    println!("  cold start  b/a = {:.2}  (target ≤ 1.3)", ms(b) / ms(a));
+    println!(
+        "  round trip  e(b)/e(a) = {:.2} (throughput), time per call packed/native = {:.2}  (target ≤ 1.1)",
+        eb / ea,
+        ea / eb
+    );
+}
