@@ -8,7 +8,8 @@
 //!
 //! Every start is measured as LingXi starts a plugin: spawn, `host.snapshot`,
 //! `plugin.initialize`, until the handshake line is read. Prints medians and
-//! the ratios b/a and e(b)/e(a). Run: `cargo bench -p lingxi-wasm-host --bench startup`.
+//! the ratios b/a and e(b)/e(a). Kinds are interleaved so that machine noise
+//! affects them alike. Run: `cargo bench -p lingxi-wasm-host --bench startup`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const STARTS: usize = 40;
-const ROUND_TRIPS: usize = 5_000;
+const ROUND_TRIPS: usize = 2_000;
+const ROUNDS: usize = 7;
 
 const SNAPSHOT: &str = r#"{"id":"A","method":"host.snapshot","params":{"observedAt":821692800,"ipcVersion":1,"workspace":{"rootPath":"/repo","isGitRepository":true,"coreVersion":"1.1.0"}}}"#;
 const INIT: &str = r#"{"id":"B","method":"plugin.initialize","params":{"hostIPCVersion":1,"coreVersion":"1.1.0"}}"#;
@@ -76,11 +78,6 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-fn starts(make: impl Fn(usize) -> Command) -> Duration {
-    let _ = session(make(usize::MAX), 0); // warm the page cache
-    median((0..STARTS).map(|i| session(make(i), 0).0).collect())
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -128,42 +125,49 @@ fn main() {
     assert!(status.success());
     let warm_cache = scratch.path().join("warm-cache");
 
-    let a = starts(|_| Command::new(&native));
-    let b = starts(|_| {
+    let packed_cmd = || {
         let mut c = Command::new(&packed);
         c.env("HOME", scratch.path());
         c
-    });
-    let c = starts(|_| {
+    };
+    let launcher_cmd = |cache: &Path| {
         let mut c = Command::new(&launcher);
         c.arg("--cache-dir")
-            .arg(&warm_cache)
+            .arg(cache)
             .arg("--no-storage")
             .arg(&component);
         c
-    });
-    let d = starts(|i| {
-        let mut c = Command::new(&launcher);
-        c.arg("--cache-dir")
-            .arg(scratch.path().join(format!("cold-{i}")))
-            .arg("--no-storage")
-            .arg(&component);
-        c
-    });
-    let rps = |cmd: Command| ROUND_TRIPS as f64 / session(cmd, ROUND_TRIPS).1.as_secs_f64();
-    let ea = rps(Command::new(&native));
-    let eb = rps({
-        let mut c = Command::new(&packed);
-        c.env("HOME", scratch.path());
-        c
-    });
+    };
+    // Warm the page cache and the compile cache, then interleave the four
+    // kinds of start so that machine noise hits them alike.
+    let _ = session(Command::new(&native), 0);
+    let _ = session(packed_cmd(), 0);
+    let _ = session(launcher_cmd(&warm_cache), 0);
+    let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..STARTS {
+        a.push(session(Command::new(&native), 0).0);
+        b.push(session(packed_cmd(), 0).0);
+        c.push(session(launcher_cmd(&warm_cache), 0).0);
+        d.push(session(launcher_cmd(&scratch.path().join(format!("cold-{i}"))), 0).0);
+    }
+    let (a, b, c, d) = (median(a), median(b), median(c), median(d));
+    // Round trips: alternating rounds, median time per call of each.
+    let (mut per_a, mut per_b) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        per_a.push(session(Command::new(&native), ROUND_TRIPS).1 / ROUND_TRIPS as u32);
+        per_b.push(session(packed_cmd(), ROUND_TRIPS).1 / ROUND_TRIPS as u32);
+    }
+    let ea = 1.0 / median(per_a).as_secs_f64();
+    let eb = 1.0 / median(per_b).as_secs_f64();
 
     println!("\nprobe start-up, spawn → handshake answered (median of {STARTS})");
     println!("  (a) native binary                     {:8.2} ms", ms(a));
     println!("  (b) packed executable                 {:8.2} ms", ms(b));
     println!("  (c) lingxi-wasm-run, warm cache       {:8.2} ms", ms(c));
     println!("  (d) lingxi-wasm-run, cold cache       {:8.2} ms", ms(d));
-    println!("warm tool.execute round trips ({ROUND_TRIPS} sequential)");
+    println!(
+        "warm tool.execute round trips (median of {ROUNDS} alternating rounds of {ROUND_TRIPS})"
+    );
     println!(
         "  (e) native                            {:8.0} /s  ({:.1} µs each)",
         ea,
