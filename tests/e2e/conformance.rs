@@ -45,10 +45,6 @@ fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
     }
 }
 
-fn replay(file: &Path) -> Result<(), String> {
-    replay_with(file, |plugin, args| Session::start(&guest(plugin), args))
-}
-
 /// Replays a transcript against the session `start(plugin, args)` returns.
 pub fn replay_with(
     file: &Path,
@@ -85,8 +81,9 @@ pub fn replay_with(
     Ok(())
 }
 
-#[test]
-fn conformance_transcripts() {
+/// Replays every transcript of `tests/conformance/` with `start`, and fails
+/// listing each transcript that did not pass.
+fn replay_all(start: impl Fn(&str, &[&str]) -> Session) {
     let dir = workspace_root().join("tests").join("conformance");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/conformance exists")
@@ -101,7 +98,11 @@ fn conformance_transcripts() {
     );
     let failures: Vec<String> = files
         .iter()
-        .filter_map(|f| replay(f).err().map(|e| format!("{}: {e}", f.display())))
+        .filter_map(|f| {
+            replay_with(f, &start)
+                .err()
+                .map(|e| format!("{}: {e}", f.display()))
+        })
         .collect();
     assert!(
         failures.is_empty(),
@@ -111,32 +112,17 @@ fn conformance_transcripts() {
     );
 }
 
+#[test]
+fn conformance_transcripts() {
+    replay_all(|plugin, args| Session::start(&guest(plugin), args));
+}
+
 /// The native build of the same plugins passes the same transcripts.
 #[test]
 fn conformance_transcripts_native_baseline() {
-    let dir = workspace_root().join("tests").join("conformance");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/conformance exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    let failures: Vec<String> = files
-        .iter()
-        .filter_map(|f| {
-            replay_with(f, |plugin, _| {
-                Session::spawn(std::process::Command::new(crate::support::native(plugin)))
-            })
-            .err()
-            .map(|e| format!("{}: {e}", f.display()))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} transcript(s) failed natively:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    replay_all(|plugin, _| {
+        Session::spawn(std::process::Command::new(crate::support::native(plugin)))
+    });
 }
 
 #[test]
