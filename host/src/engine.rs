@@ -108,17 +108,17 @@ impl Runtime {
     /// Loads a verified packed plugin: its precompiled code when it was made
     /// for this engine, else the portable component, compiled now.
     pub fn load_packed(&self, packed: &Packed, name: &str) -> Result<PluginComponent, LoadError> {
-        if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled.is_empty() {
+        if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled().is_empty() {
             // SAFETY: the precompiled bytes come from a payload whose SHA-256
             // matched the trailer (checked by `pack::read`), written by our
             // own `pack` for an engine with this very compatibility hash;
             // wasmtime validates the header and compatibility again.
-            match unsafe { Component::deserialize(&self.engine, &packed.precompiled) } {
+            match unsafe { Component::deserialize(&self.engine, packed.precompiled()) } {
                 Ok(component) => return self.prepare(component, name),
                 Err(e) => tracing::debug!("recompiling {name}: precompiled code unusable: {e:#}"),
             }
         }
-        self.load_bytes(&packed.component, name)
+        self.load_bytes(packed.component(), name)
     }
 
     /// Links a compiled component and reads its manifest.

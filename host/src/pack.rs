@@ -13,7 +13,7 @@
 //! file is refused with a clear message and never runs half a plugin.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -51,19 +51,31 @@ pub struct PackHeader {
     pub engine: String,
 }
 
-/// The verified contents of a packed executable.
-#[derive(Debug, Clone, PartialEq)]
+/// The verified contents of a packed executable, read from a memory map of
+/// the file (nothing is copied).
+#[derive(Debug)]
 pub struct Packed {
     /// The header.
     pub header: PackHeader,
-    /// The portable component.
-    pub component: Vec<u8>,
-    /// The precompiled component for [`PackHeader::engine`].
-    pub precompiled: Vec<u8>,
     /// SHA-256 (hex) of the whole payload, as in the trailer.
     pub digest: String,
     /// Length of the launcher part (everything before the payload).
     pub launcher_len: u64,
+    map: memmap2::Mmap,
+    component: std::ops::Range<usize>,
+    precompiled: std::ops::Range<usize>,
+}
+
+impl Packed {
+    /// The portable component.
+    pub fn component(&self) -> &[u8] {
+        &self.map[self.component.clone()]
+    }
+
+    /// The precompiled component for [`PackHeader::engine`].
+    pub fn precompiled(&self) -> &[u8] {
+        &self.map[self.precompiled.clone()]
+    }
 }
 
 /// A packed executable that cannot be used.
@@ -129,15 +141,17 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         path: path.to_owned(),
         reason,
     };
-    let mut file = File::open(path).map_err(io_err)?;
+    let file = File::open(path).map_err(io_err)?;
     let size = file.metadata().map_err(io_err)?.len();
     if size < TRAILER_LEN {
         return Ok(None);
     }
-    let mut trailer = [0u8; TRAILER_LEN as usize];
-    file.seek(SeekFrom::End(-(TRAILER_LEN as i64)))
-        .map_err(io_err)?;
-    file.read_exact(&mut trailer).map_err(io_err)?;
+    // SAFETY: the map is read-only. Running executables cannot be written in
+    // place (ETXTBSY) and `install` replaces files by rename, so the bytes do
+    // not change under us; everything read is verified below before use.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+    let len = map.len();
+    let trailer = &map[len - TRAILER_LEN as usize..];
     if &trailer[..16] != MAGIC {
         return Ok(None);
     }
@@ -150,10 +164,9 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         )));
     }
     let launcher_len = size - TRAILER_LEN - payload_len;
-    let mut payload = vec![0u8; payload_len as usize];
-    file.seek(SeekFrom::Start(launcher_len)).map_err(io_err)?;
-    file.read_exact(&mut payload).map_err(io_err)?;
-    let digest = Sha256::digest(&payload);
+    let start = launcher_len as usize;
+    let payload = &map[start..start + payload_len as usize];
+    let digest = Sha256::digest(payload);
     if digest.as_slice() != &trailer[24..] {
         return Err(damaged(
             "digest mismatch: the embedded plugin was changed or cut".into(),
@@ -168,22 +181,21 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         .ok_or_else(|| damaged("header length out of range".into()))?;
     let header: PackHeader = serde_json::from_slice(header_bytes)
         .map_err(|e| damaged(format!("unreadable header: {e}")))?;
-    let body = &payload[4 + header_len..];
+    let body = start + 4 + header_len;
     let component_len = usize::try_from(header.component_len).unwrap_or(usize::MAX);
     let precompiled_len = usize::try_from(header.precompiled_len).unwrap_or(usize::MAX);
-    if component_len.checked_add(precompiled_len) != Some(body.len()) {
+    if component_len.checked_add(precompiled_len) != Some(payload.len() - 4 - header_len) {
         return Err(damaged("blob lengths do not match the payload".into()));
     }
-    let component = body[..component_len].to_vec();
-    if sha256_hex(&component) != header.component_sha256 {
-        return Err(damaged("the component does not match its digest".into()));
-    }
+    // The payload digest covers both blobs; `component_sha256` identifies the
+    // component for people (`list`, `inspect`) and for `install`'s checks.
     Ok(Some(Packed {
-        precompiled: body[component_len..].to_vec(),
-        component,
         header,
         digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
         launcher_len,
+        component: body..body + component_len,
+        precompiled: body + component_len..body + component_len + precompiled_len,
+        map,
     }))
 }
 
@@ -228,8 +240,8 @@ mod tests {
         let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE");
         let f = write(&packed);
         let read_back = read(f.path()).unwrap().unwrap();
-        assert_eq!(read_back.component, b"COMP");
-        assert_eq!(read_back.precompiled, b"PRE");
+        assert_eq!(read_back.component(), b"COMP");
+        assert_eq!(read_back.precompiled(), b"PRE");
         assert_eq!(read_back.launcher_len, 8);
         assert_eq!(launcher_bytes(f.path()).unwrap(), b"LAUNCHER");
         assert!(read(write(b"just a launcher").path()).unwrap().is_none());

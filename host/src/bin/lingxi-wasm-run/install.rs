@@ -37,8 +37,11 @@ pub fn install(
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // A packed input keeps its grants unless new ones are given.
     let (component, spec) = match pack::read(input)? {
-        Some(existing) if !regrant => (existing.component, existing.header.policy),
-        Some(existing) => (existing.component, spec),
+        Some(existing) if !regrant => (
+            existing.component().to_vec(),
+            existing.header.policy.clone(),
+        ),
+        Some(existing) => (existing.component().to_vec(), spec),
         None => (
             std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?,
             spec,
