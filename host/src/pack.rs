@@ -108,13 +108,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Appends a payload to `launcher` (the bytes of a plain, unpacked launcher).
+/// Fails only if the header cannot be encoded.
 pub fn build(
     launcher: &[u8],
     header: &PackHeader,
     component: &[u8],
     precompiled: &[u8],
-) -> Vec<u8> {
-    let header_json = serde_json::to_vec(header).unwrap_or_default();
+) -> Result<Vec<u8>, serde_json::Error> {
+    let header_json = serde_json::to_vec(header)?;
     let mut payload =
         Vec::with_capacity(4 + header_json.len() + component.len() + precompiled.len());
     payload.extend_from_slice(&(header_json.len() as u32).to_le_bytes());
@@ -127,7 +128,7 @@ pub fn build(
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&Sha256::digest(&payload));
-    out
+    Ok(out)
 }
 
 /// Reads and verifies the payload of `path`. `Ok(None)` if the file carries
@@ -237,7 +238,7 @@ mod tests {
 
     #[test]
     fn round_trip_and_plain_files() {
-        let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE");
+        let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE").unwrap();
         let f = write(&packed);
         let read_back = read(f.path()).unwrap().unwrap();
         assert_eq!(read_back.component(), b"COMP");
@@ -249,7 +250,7 @@ mod tests {
 
     #[test]
     fn tampering_and_truncation_are_detected() {
-        let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE");
+        let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE").unwrap();
         let mut tampered = packed.clone();
         tampered[10] ^= 1;
         let err = read(write(&tampered).path()).unwrap_err().to_string();

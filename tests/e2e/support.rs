@@ -26,29 +26,52 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The built component of guest crate `name` (`probe`, `quickstart`, `testbed`).
-/// All guests are built once per test binary with the `guest` profile into
-/// `target/guests`, a target directory of their own so the nested cargo
-/// never waits for the lock of the outer `cargo test`.
+/// Runs `cargo build <args>` in the workspace with its own target directory
+/// `target/<dir>` (so the nested cargo never waits for the lock of the outer
+/// `cargo test`) and returns that directory.
+fn cargo_build(dir: &str, args: &[&str], hint: &str) -> PathBuf {
+    let root = workspace_root();
+    let target = root.join("target").join(dir);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(&root)
+        .arg("build")
+        .args(args)
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .expect("cannot run cargo");
+    assert!(status.success(), "cargo build {args:?} failed; {hint}");
+    target
+}
+
+/// The built component of guest crate `name` (`probe`, `quickstart`,
+/// `testbed`, `workspace-stats`), all built once per test binary with the
+/// `guest` profile into `target/guests`.
 pub fn guest(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let dir = BUILT.get_or_init(|| {
-        let root = workspace_root();
-        let target = root.join("target").join("guests");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .current_dir(&root)
-            .args(["build", "--target", "wasm32-wasip2", "--profile", "guest"])
-            .args(["-p", "probe", "-p", "quickstart", "-p", "testbed", "-p", "workspace-stats"])
-            .arg("--target-dir")
-            .arg(&target)
-            .status()
-            .expect("cannot run cargo to build the guest components");
-        assert!(
-            status.success(),
-            "building the guest components failed; is the target installed? (rustup target add wasm32-wasip2)"
-        );
-        target.join("wasm32-wasip2").join("guest")
+        let args = [
+            "--target",
+            "wasm32-wasip2",
+            "--profile",
+            "guest",
+            "-p",
+            "probe",
+            "-p",
+            "quickstart",
+            "-p",
+            "testbed",
+            "-p",
+            "workspace-stats",
+        ];
+        cargo_build(
+            "guests",
+            &args,
+            "is the target installed? (rustup target add wasm32-wasip2)",
+        )
+        .join("wasm32-wasip2")
+        .join("guest")
     });
     let path = dir.join(format!("{}.wasm", name.replace('-', "_")));
     assert!(path.exists(), "no component at {}", path.display());
@@ -60,27 +83,16 @@ pub fn guest(name: &str) -> PathBuf {
 pub fn native(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let dir = BUILT.get_or_init(|| {
-        let root = workspace_root();
-        let target = root.join("target").join("native");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .current_dir(&root)
-            .args([
-                "build",
-                "-p",
-                "probe",
-                "-p",
-                "testbed",
-                "--features",
-                "native",
-                "--bins",
-            ])
-            .arg("--target-dir")
-            .arg(&target)
-            .status()
-            .expect("cannot run cargo to build the native plugins");
-        assert!(status.success(), "building the native plugins failed");
-        target.join("debug")
+        let args = [
+            "-p",
+            "probe",
+            "-p",
+            "testbed",
+            "--features",
+            "native",
+            "--bins",
+        ];
+        cargo_build("native", &args, "the native plugins do not build").join("debug")
     });
     dir.join(format!("{name}-native"))
 }

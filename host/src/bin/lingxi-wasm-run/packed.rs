@@ -123,7 +123,8 @@ pub fn pack_file(
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;
     let launcher = pack::launcher_bytes(&exe)?;
-    let bytes = pack::build(&launcher, &header, &component, &precompiled);
+    let bytes = pack::build(&launcher, &header, &component, &precompiled)
+        .context("cannot encode the pack header")?;
     write_executable(output, &bytes)?;
     Ok((header, bytes.len()))
 }
