@@ -39,6 +39,7 @@ impl Runtime {
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         crate::policy::net::link_name_lookup(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
+        crate::storage::writes::link(&mut linker).map_err(|e| LoadError::Engine(e.to_string()))?;
         LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
 
@@ -170,6 +171,7 @@ impl Runtime {
             net: None,
             output: OutputBudget::new(limits.max_output_bytes),
             data_dir: None,
+            writes: Default::default(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

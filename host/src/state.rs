@@ -29,6 +29,8 @@ pub struct HostState {
     pub(crate) output: Arc<OutputBudget>,
     /// Guest path of the data directory, if mounted.
     pub(crate) data_dir: Option<String>,
+    /// Whether the guest may have written since the last quota check.
+    pub(crate) writes: crate::storage::writes::WriteTracker,
 }
 
 impl WasiView for HostState {

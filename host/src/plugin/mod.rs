@@ -272,13 +272,14 @@ impl PluginHost {
         Ok(())
     }
 
-    /// After a call that could write: fails it if the data directory is now
+    /// After a call that wrote (or may have): fails it if the data directory is now
     /// over quota, and drops the instance so the next one mounts it read-only.
     fn check_quota(&mut self, label: &str) -> Result<(), CallError> {
-        let (Some(live), Some(data)) = (&self.live, &self.data) else {
+        let (Some(live), Some(data)) = (&mut self.live, &self.data) else {
             return Ok(());
         };
-        if !live.data_writable {
+        let state = live.store.data_mut();
+        if !live.data_writable || !state.writes.take(&mut state.table) {
             return Ok(());
         }
         let used = data.usage().unwrap_or(u64::MAX);

@@ -75,6 +75,44 @@ fn storage_quota_makes_the_directory_read_only() {
 }
 
 #[test]
+fn storage_quota_counts_writes_through_a_file_kept_open() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
+    allowed(&attempt(&mut s, "hold-open", ""));
+    // This call opens nothing: it writes through the stream of the last one.
+    let r = attempt(&mut s, "write-held", "2");
+    let error = denied(&r);
+    assert!(error.contains("over its quota"), "{error}");
+}
+
+#[test]
+fn storage_quota_counts_floods_of_empty_files() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
+    let r = attempt(&mut s, "touch-many", "300");
+    let error = denied(&r);
+    assert!(error.contains("over its quota"), "{error}");
+}
+
+#[test]
+fn storage_quota_is_charged_to_calls_that_write() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
+    allowed(&attempt(&mut s, "kv-set", "k=v"));
+    // Someone else fills the directory: a call that writes nothing is not
+    // failed for it, the next call that writes is.
+    let dir = std::path::Path::new(&root).join("com.lingxi.testbed");
+    std::fs::write(dir.join("outside.bin"), vec![0u8; 2 << 20]).expect("fill");
+    assert_eq!(allowed(&attempt(&mut s, "kv-get", "k")), "v");
+    let r = attempt(&mut s, "kv-set", "k=w");
+    let error = denied(&r);
+    assert!(error.contains("over its quota"), "{error}");
+}
+
+#[test]
 fn storage_is_absent_when_not_given() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &["--no-storage"]), "kv-get", "k");

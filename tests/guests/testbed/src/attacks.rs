@@ -3,17 +3,21 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+use std::sync::Mutex;
 
 use lingxi_plugin_sdk::{PluginError, PluginResult};
 
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 22] = [
+pub const TOOLS: [(&str, ToolFn); 25] = [
     ("kv-set", kv_set),
     ("kv-get", kv_get),
     ("kv-keys", |_| Ok(storage().keys()?.join(","))),
     ("fill-data", fill_data),
+    ("hold-open", hold_open),
+    ("write-held", write_held),
+    ("touch-many", touch_many),
     ("len", |args| Ok(args.len().to_string())),
     ("read-file", read_file),
     ("write-file", write_file),
@@ -190,4 +194,51 @@ fn fill_data(args: &str) -> PluginResult<String> {
     let path = storage().dir()?.join("blob.bin");
     std::fs::write(&path, vec![7u8; mib * 1024 * 1024]).map_err(|e| fail("fill-data", e))?;
     Ok(format!("wrote {mib} MiB"))
+}
+
+/// A file kept open across calls by `hold-open`.
+static HELD: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+/// Opens `held.bin` in the data directory for appending and keeps it open
+/// (writing nothing) so that a later call can write through it.
+fn hold_open(_: &str) -> PluginResult<String> {
+    let path = storage().dir()?.join("held.bin");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| fail("hold-open", e))?;
+    // One byte now, so the stream exists; the bulk comes in a later call.
+    file.write_all(b"h").map_err(|e| fail("hold-open", e))?;
+    *HELD.lock().map_err(|e| fail("hold-open", e))? = Some(file);
+    Ok("held".into())
+}
+
+/// `n` — writes n MiB through the file `hold-open` kept open.
+fn write_held(args: &str) -> PluginResult<String> {
+    let mib: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("write-held takes a number", e))?;
+    let mut held = HELD.lock().map_err(|e| fail("write-held", e))?;
+    let file = held
+        .as_mut()
+        .ok_or_else(|| PluginError::new("write-held: call hold-open first"))?;
+    file.write_all(&vec![7u8; mib * 1024 * 1024])
+        .map_err(|e| fail("write-held", e))?;
+    Ok(format!("wrote {mib} MiB"))
+}
+
+/// `n` — creates n empty files in the data directory.
+fn touch_many(args: &str) -> PluginResult<String> {
+    let n: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("touch-many takes a number", e))?;
+    let dir = storage().dir()?.join("many");
+    std::fs::create_dir_all(&dir).map_err(|e| fail("touch-many", e))?;
+    for i in 0..n {
+        std::fs::File::create(dir.join(i.to_string())).map_err(|e| fail("touch-many", e))?;
+    }
+    Ok(format!("created {n} files"))
 }

@@ -1,10 +1,13 @@
 //! Per-plugin persistent storage: a private directory
 //! `<data root>/<plugin id>/` (LingXi's root is `~/.lingxiagent/plugin-data`),
 //! mounted read-write at [`DATA_GUEST_PATH`] and kept across restarts and
-//! upgrades. The quota is checked after every call: a call that leaves the
+//! upgrades. The quota is checked after every call that may have written
+//! (see [`writes`] for how that is known): a call that leaves the
 //! directory over its quota fails, and from then on the directory is mounted
 //! read-only until it is under the quota again. So a plugin can overshoot by
 //! at most what one call writes within its deadline.
+
+pub(crate) mod writes;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,173 @@
+//! Which calls may have grown the data directory. The quota check walks the
+//! whole directory, which costs several system calls per file; doing it after
+//! every call would be most of the cost of a small tool call. So the WASI
+//! filesystem functions that can add bytes or entries (`open-at` with
+//! `create`, `create-directory-at`, `symlink-at`, `link-at`, `write`,
+//! `set-size`, `write-via-stream`, `append-via-stream`) are wrapped: they mark
+//! the instance, and the walk runs only after a call that used one of them,
+//! or while a file write stream the guest obtained is still open (a stream
+//! kept across calls can write in any later call).
+//!
+//! The marks are conservative: a write to the workspace counts too, and a
+//! failed attempt counts as well.
+
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource, ResourceTable};
+use wasmtime_wasi::filesystem::{WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::FsResult;
+use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
+    Descriptor, DescriptorFlags, ErrorCode, Host, HostDescriptor, OpenFlags, PathFlags,
+};
+use wasmtime_wasi::p2::bindings::sync::io::streams::OutputStream;
+
+use crate::state::HostState;
+
+/// The interface whose functions are wrapped; the version must be the one
+/// wasmtime-wasi registers.
+const FILESYSTEM_INTERFACE: &str = "wasi:filesystem/types@0.2.12";
+
+/// What one instance may have written since the last quota check.
+#[derive(Debug, Default)]
+pub(crate) struct WriteTracker {
+    /// A writing function was called since the last check.
+    wrote: bool,
+    /// Resource ids of file write streams handed to the guest.
+    streams: Vec<u32>,
+}
+
+impl WriteTracker {
+    /// Whether the data directory may have grown since the last call to
+    /// this; forgets the marks of finished writes.
+    pub(crate) fn take(&mut self, table: &mut ResourceTable) -> bool {
+        // A slot that now holds another resource (ids are reused) keeps the
+        // mark only while that one is an output stream too: conservative.
+        self.streams.retain(|&rep| {
+            table
+                .get_any_mut(rep)
+                .is_ok_and(|entry| entry.is::<OutputStreamEntry>())
+        });
+        std::mem::take(&mut self.wrote) || !self.streams.is_empty()
+    }
+}
+
+/// What the resource table stores for an `output-stream`.
+type OutputStreamEntry = wasmtime_wasi::p2::DynOutputStream;
+
+/// Answers a wrapped call in the shape the guest expects: an error code for
+/// a filesystem error, a trap for anything else.
+fn answer<T>(
+    fs: &mut WasiFilesystemCtxView<'_>,
+    r: FsResult<T>,
+) -> wasmtime::Result<(Result<T, ErrorCode>,)> {
+    match r {
+        Ok(value) => Ok((Ok(value),)),
+        Err(error) => Ok((Err(Host::convert_error_code(fs, error)?),)),
+    }
+}
+
+/// Runs `call` on the filesystem view after marking the instance written.
+fn marked<A, T>(
+    mut store: StoreContextMut<'_, HostState>,
+    mark: bool,
+    args: A,
+    call: impl FnOnce(&mut WasiFilesystemCtxView<'_>, A) -> FsResult<T>,
+) -> wasmtime::Result<(Result<T, ErrorCode>,)> {
+    let state = store.data_mut();
+    state.writes.wrote |= mark;
+    let mut fs = state.filesystem();
+    let result = call(&mut fs, args);
+    answer(&mut fs, result)
+}
+
+/// Like [`marked`] for the functions that hand out a write stream: the
+/// stream's id is remembered until the guest drops it.
+fn streamed<A>(
+    mut store: StoreContextMut<'_, HostState>,
+    args: A,
+    call: impl FnOnce(&mut WasiFilesystemCtxView<'_>, A) -> FsResult<Resource<OutputStream>>,
+) -> wasmtime::Result<(Result<Resource<OutputStream>, ErrorCode>,)> {
+    let state = store.data_mut();
+    state.writes.wrote = true;
+    let answer = {
+        let mut fs = state.filesystem();
+        let result = call(&mut fs, args);
+        answer(&mut fs, result)?
+    };
+    if let (Ok(stream),) = &answer {
+        state.writes.streams.push(stream.rep());
+    }
+    Ok(answer)
+}
+
+type Fd = Resource<Descriptor>;
+
+/// Replaces the writing functions of `wasi:filesystem/types` with marking
+/// wrappers around wasmtime-wasi's own implementation.
+pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut i = linker.instance(FILESYSTEM_INTERFACE)?;
+    i.func_wrap(
+        "[method]descriptor.open-at",
+        |store, args: (Fd, PathFlags, String, OpenFlags, DescriptorFlags)| {
+            let create = args.3.contains(OpenFlags::CREATE);
+            marked(store, create, args, |fs, (fd, pf, path, of, df)| {
+                HostDescriptor::open_at(fs, fd, pf, path, of, df)
+            })
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.create-directory-at",
+        |store, args: (Fd, String)| {
+            marked(store, true, args, |fs, (fd, path)| {
+                HostDescriptor::create_directory_at(fs, fd, path)
+            })
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.symlink-at",
+        |store, args: (Fd, String, String)| {
+            marked(store, true, args, |fs, (fd, old, new)| {
+                HostDescriptor::symlink_at(fs, fd, old, new)
+            })
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.link-at",
+        |store, args: (Fd, PathFlags, String, Fd, String)| {
+            marked(store, true, args, |fs, (fd, pf, old, new_fd, new)| {
+                HostDescriptor::link_at(fs, fd, pf, old, new_fd, new)
+            })
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.write",
+        |store, args: (Fd, Vec<u8>, u64)| {
+            marked(store, true, args, |fs, (fd, buffer, offset)| {
+                HostDescriptor::write(fs, fd, buffer, offset)
+            })
+        },
+    )?;
+    i.func_wrap("[method]descriptor.set-size", |store, args: (Fd, u64)| {
+        marked(store, true, args, |fs, (fd, size)| {
+            HostDescriptor::set_size(fs, fd, size)
+        })
+    })?;
+    i.func_wrap(
+        "[method]descriptor.write-via-stream",
+        |store, args: (Fd, u64)| {
+            streamed(store, args, |fs, (fd, offset)| {
+                HostDescriptor::write_via_stream(fs, fd, offset)
+            })
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.append-via-stream",
+        |store, (fd,): (Fd,)| {
+            streamed(store, fd, |fs, fd| {
+                HostDescriptor::append_via_stream(fs, fd)
+            })
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
