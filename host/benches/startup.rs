@@ -4,10 +4,18 @@
 //! - (b) the packed executable spawned → handshake answered
 //! - (c) `lingxi-wasm-run probe.wasm` spawned → handshake, warm compile cache
 //! - (d) the same with a cold (empty) compile cache
-//! - (e) warm `tool.execute` round trips per second through (a) and (b)
+//! - (e) warm `tool.execute` round trips per second through (a) and (b),
+//!   as spawned (host and plugin on any cores) and, on Linux, with both
+//!   pinned to one CPU: that shows the CPU cost of a call without the
+//!   wake-up latency of an idle core, which dominates the first figure on a
+//!   virtual machine and varies most between runs
+//! - the floor: spawn → exit of the native binary doing nothing (stdin
+//!   closed) and of `lingxi-wasm-run --version`, i.e. what loading the
+//!   wasmtime-sized executable costs before any plugin work
 //!
-//! Every start is measured as LingXi starts a plugin: spawn, `host.snapshot`,
-//! `plugin.initialize`, until the handshake line is read. Prints medians and
+//! Every start is measured as LingXi starts a plugin (spec §6): spawned with
+//! the allow-list environment only (PATH, HOME, LANG, TMPDIR), then
+//! `host.snapshot`, `plugin.initialize`, until the handshake line is read. Prints medians and
 //! the ratios b/a and e(b)/e(a). Kinds are interleaved so that machine noise
 //! affects them alike. Run: `cargo bench -p lingxi-wasm-host --bench startup`.
 
@@ -16,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const STARTS: usize = 40;
+const STARTS: usize = 60;
 const ROUND_TRIPS: usize = 2_000;
 const ROUNDS: usize = 7;
 
@@ -39,6 +47,17 @@ fn cargo(args: &[&str]) {
         .status()
         .expect("cargo");
     assert!(status.success(), "cargo {args:?} failed");
+}
+
+/// `program` with the environment a LingXi host gives a plugin.
+fn lingxi_spawn(program: &Path, home: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("LANG", "C.UTF-8")
+        .env("TMPDIR", std::env::temp_dir());
+    c
 }
 
 /// Spawns `cmd`, answers the handshake, optionally makes `calls` tool calls;
@@ -71,6 +90,44 @@ fn session(mut cmd: Command, calls: usize) -> (Duration, Duration) {
     drop(stdin);
     let _ = child.wait();
     (handshake, call_time)
+}
+
+/// Spawns `cmd` with stdin closed and waits for it to exit.
+fn spawn_to_exit(mut cmd: Command) -> Duration {
+    let start = Instant::now();
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("spawn");
+    assert!(status.success());
+    start.elapsed()
+}
+
+/// Pins this process (and so the plugins it spawns) to the CPU it is on;
+/// returns the previous set of CPUs.
+#[cfg(target_os = "linux")]
+fn pin_to_one_cpu() -> rustix::thread::CpuSet {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+    let all = sched_getaffinity(None).expect("sched_getaffinity");
+    let mut one = CpuSet::new();
+    one.set(sched_getcpu());
+    sched_setaffinity(None, &one).expect("sched_setaffinity");
+    all
+}
+
+/// Alternating rounds of round trips; the median time per call of each.
+fn round_trips(native: impl Fn() -> Command, packed: impl Fn() -> Command) -> (f64, f64) {
+    let (mut per_a, mut per_b) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        per_a.push(session(native(), ROUND_TRIPS).1 / ROUND_TRIPS as u32);
+        per_b.push(session(packed(), ROUND_TRIPS).1 / ROUND_TRIPS as u32);
+    }
+    (
+        median(per_a).as_secs_f64() * 1e6,
+        median(per_b).as_secs_f64() * 1e6,
+    )
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -125,13 +182,10 @@ fn main() {
     assert!(status.success());
     let warm_cache = scratch.path().join("warm-cache");
 
-    let packed_cmd = || {
-        let mut c = Command::new(&packed);
-        c.env("HOME", scratch.path());
-        c
-    };
+    let native_cmd = || lingxi_spawn(&native, scratch.path());
+    let packed_cmd = || lingxi_spawn(&packed, scratch.path());
     let launcher_cmd = |cache: &Path| {
-        let mut c = Command::new(&launcher);
+        let mut c = lingxi_spawn(&launcher, scratch.path());
         c.arg("--cache-dir")
             .arg(cache)
             .arg("--no-storage")
@@ -140,49 +194,64 @@ fn main() {
     };
     // Warm the page cache and the compile cache, then interleave the four
     // kinds of start so that machine noise hits them alike.
-    let _ = session(Command::new(&native), 0);
+    let _ = session(native_cmd(), 0);
     let _ = session(packed_cmd(), 0);
     let _ = session(launcher_cmd(&warm_cache), 0);
     let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut floor_a, mut floor_launcher) = (Vec::new(), Vec::new());
     for i in 0..STARTS {
-        a.push(session(Command::new(&native), 0).0);
+        a.push(session(native_cmd(), 0).0);
         b.push(session(packed_cmd(), 0).0);
         c.push(session(launcher_cmd(&warm_cache), 0).0);
         d.push(session(launcher_cmd(&scratch.path().join(format!("cold-{i}"))), 0).0);
+        floor_a.push(spawn_to_exit(native_cmd()));
+        let mut version = lingxi_spawn(&launcher, scratch.path());
+        version.arg("--version");
+        floor_launcher.push(spawn_to_exit(version));
     }
     let (a, b, c, d) = (median(a), median(b), median(c), median(d));
-    // Round trips: alternating rounds, median time per call of each.
-    let (mut per_a, mut per_b) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        per_a.push(session(Command::new(&native), ROUND_TRIPS).1 / ROUND_TRIPS as u32);
-        per_b.push(session(packed_cmd(), ROUND_TRIPS).1 / ROUND_TRIPS as u32);
-    }
-    let ea = 1.0 / median(per_a).as_secs_f64();
-    let eb = 1.0 / median(per_b).as_secs_f64();
+    let (floor_a, floor_launcher) = (median(floor_a), median(floor_launcher));
+    let (ea, eb) = round_trips(native_cmd, packed_cmd);
+    #[cfg(target_os = "linux")]
+    let pinned = {
+        let all = pin_to_one_cpu();
+        let pinned = round_trips(native_cmd, packed_cmd);
+        rustix::thread::sched_setaffinity(None, &all).expect("sched_setaffinity");
+        Some(pinned)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let pinned: Option<(f64, f64)> = None;
 
     println!("\nprobe start-up, spawn → handshake answered (median of {STARTS})");
     println!("  (a) native binary                     {:8.2} ms", ms(a));
     println!("  (b) packed executable                 {:8.2} ms", ms(b));
     println!("  (c) lingxi-wasm-run, warm cache       {:8.2} ms", ms(c));
     println!("  (d) lingxi-wasm-run, cold cache       {:8.2} ms", ms(d));
+    println!("  floor, spawn → exit doing nothing:");
     println!(
-        "warm tool.execute round trips (median of {ROUNDS} alternating rounds of {ROUND_TRIPS})"
+        "      native binary, stdin closed       {:8.2} ms",
+        ms(floor_a)
     );
     println!(
-        "  (e) native                            {:8.0} /s  ({:.1} µs each)",
-        ea,
-        1e6 / ea
+        "      lingxi-wasm-run --version         {:8.2} ms",
+        ms(floor_launcher)
     );
     println!(
-        "  (e) packed                            {:8.0} /s  ({:.1} µs each)",
-        eb,
-        1e6 / eb
+        "warm tool.execute round trips, µs per call (median of {ROUNDS} alternating rounds of {ROUND_TRIPS})"
     );
+    println!("  (e) as spawned      native {ea:7.1}   packed {eb:7.1}");
+    if let Some((pa, pb)) = pinned {
+        println!("  (e) pinned, 1 CPU   native {pa:7.1}   packed {pb:7.1}");
+    }
     println!("ratios");
     println!("  cold start  b/a = {:.2}  (target ≤ 1.3)", ms(b) / ms(a));
     println!(
-        "  round trip  e(b)/e(a) = {:.2} (throughput), time per call packed/native = {:.2}  (target ≤ 1.1)",
+        "              floor: lingxi-wasm-run --version / a = {:.2}",
+        ms(floor_launcher) / ms(a)
+    );
+    println!(
+        "  round trip  packed/native = {:.2} as spawned{}  (target ≤ 1.1)",
         eb / ea,
-        ea / eb
+        pinned.map_or(String::new(), |(pa, pb)| format!(", {:.2} pinned", pb / pa)),
     );
 }

@@ -3,7 +3,7 @@
 //! enforces deadlines, and the linker with WASI and the LingXi imports.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -24,14 +24,21 @@ pub struct Runtime {
     engine: Engine,
     linker: Arc<Linker<HostState>>,
     cache: Option<CompileCache>,
+    /// Whether the epoch ticker thread started (or why it could not).
+    ticker: Arc<OnceLock<Result<(), String>>>,
 }
 
 impl Runtime {
-    /// Creates the engine and starts the epoch ticker thread (which stops
-    /// when the last clone of the engine is dropped).
+    /// Creates the engine and the linker. The epoch ticker thread that
+    /// enforces deadlines starts with the first store (so that loading code,
+    /// which changes page protections, runs while the process has one
+    /// thread, which is cheaper) and stops when the last clone of the engine
+    /// is dropped.
     pub fn new() -> Result<Self, LoadError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
+        #[cfg(all(unix, target_arch = "x86_64"))]
+        config.with_custom_code_memory(Some(Arc::new(crate::code::PageProtection::new())));
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
 
         let mut linker = Linker::new(&engine);
@@ -43,22 +50,11 @@ impl Runtime {
         LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
 
-        let weak = engine.weak();
-        thread::Builder::new()
-            .name("lingxi-wasm-epoch".into())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    thread::sleep(EPOCH_TICK);
-                }
-            })
-            .map_err(|e| LoadError::Engine(format!("cannot start the epoch thread: {e}")))?;
-
         Ok(Runtime {
             engine,
             linker: Arc::new(linker),
             cache: None,
+            ticker: Arc::default(),
         })
     }
 
@@ -85,15 +81,20 @@ impl Runtime {
     /// Compiles component bytes (`name` is used in messages) and reads the
     /// plugin's manifest in a sandbox with no capabilities at all.
     pub fn load_bytes(&self, bytes: &[u8], name: &str) -> Result<PluginComponent, LoadError> {
+        let component = self.compile(bytes, name)?;
+        self.prepare(component, name, None)
+    }
+
+    /// Compiles component bytes, through the cache if there is one.
+    fn compile(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
         let compiled = match &self.cache {
             Some(cache) => cache.load_or_compile(&self.engine, bytes),
             None => Component::new(&self.engine, bytes),
         };
-        let component = compiled.map_err(|e| LoadError::Compile {
+        compiled.map_err(|e| LoadError::Compile {
             name: name.to_owned(),
             reason: format!("{e:#}"),
-        })?;
-        self.prepare(component, name)
+        })
     }
 
     /// Precompiles a component for this engine (the bytes `pack` embeds).
@@ -107,23 +108,95 @@ impl Runtime {
     }
 
     /// Loads a verified packed plugin: its precompiled code when it was made
-    /// for this engine, else the portable component, compiled now.
+    /// for this engine, else the portable component, compiled now. The
+    /// manifest recorded at pack time comes from these very bytes (one
+    /// digest covers both), so no instance is needed to read it.
     pub fn load_packed(&self, packed: &Packed, name: &str) -> Result<PluginComponent, LoadError> {
-        if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled().is_empty() {
-            // SAFETY: the precompiled bytes come from a payload whose SHA-256
-            // matched the trailer (checked by `pack::read`), written by our
-            // own `pack` for an engine with this very compatibility hash;
-            // wasmtime validates the header and compatibility again.
-            match unsafe { Component::deserialize(&self.engine, packed.precompiled()) } {
-                Ok(component) => return self.prepare(component, name),
-                Err(e) => tracing::debug!("recompiling {name}: precompiled code unusable: {e:#}"),
-            }
-        }
-        self.load_bytes(packed.component(), name)
+        self.load_packed_with(packed, name, false)
     }
 
-    /// Links a compiled component and reads its manifest.
-    fn prepare(&self, component: Component, name: &str) -> Result<PluginComponent, LoadError> {
+    /// Like [`Runtime::load_packed`], but runs the precompiled code straight
+    /// from a private map of the file where the platform allows it (see
+    /// [`crate::code`]), which saves copying it at every start.
+    ///
+    /// # Safety
+    ///
+    /// The file must not be changed in place for the rest of the process
+    /// (the map stays until then). That holds for the running executable:
+    /// writing to it fails (`ETXTBSY`), and `install` replaces by rename.
+    pub unsafe fn load_packed_in_place(
+        &self,
+        packed: &Packed,
+        name: &str,
+    ) -> Result<PluginComponent, LoadError> {
+        self.load_packed_with(packed, name, true)
+    }
+
+    fn load_packed_with(
+        &self,
+        packed: &Packed,
+        name: &str,
+        in_place: bool,
+    ) -> Result<PluginComponent, LoadError> {
+        let mut component = None;
+        if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled().is_empty() {
+            if in_place {
+                component = self.map_precompiled(packed, name);
+            }
+            if component.is_none() {
+                // SAFETY: the precompiled bytes come from a payload whose
+                // SHA-256 matched the trailer (checked by `pack::read`),
+                // written by our own `pack` for an engine with this very
+                // compatibility hash; wasmtime validates the header and
+                // compatibility again.
+                match unsafe { Component::deserialize(&self.engine, packed.precompiled()) } {
+                    Ok(c) => component = Some(c),
+                    Err(e) => {
+                        tracing::debug!("recompiling {name}: precompiled code unusable: {e:#}")
+                    }
+                }
+            }
+        }
+        let component = match component {
+            Some(c) => c,
+            None => self.compile(packed.component(), name)?,
+        };
+        let known = packed.header.manifest.as_ref().and_then(|m| m.to_wit());
+        self.prepare(component, name, known)
+    }
+
+    /// The precompiled code of `packed`, mapped from its file and used in
+    /// place; `None` (and the caller copies) if that is not possible.
+    #[cfg(all(unix, target_arch = "x86_64"))]
+    fn map_precompiled(&self, packed: &Packed, name: &str) -> Option<Component> {
+        let (file, offset) = packed.precompiled_in_file()?;
+        let len = packed.precompiled().len();
+        let memory = crate::code::map_in_place(file, offset, len)
+            .inspect_err(|e| tracing::debug!("{name}: cannot map precompiled code: {e}"))
+            .ok()?;
+        // SAFETY: the same verified bytes as `packed.precompiled()` (the
+        // caller of `load_packed_in_place` guarantees the file is unchanged),
+        // mapped for the rest of the process; the engine publishes code
+        // through `code::PageProtection`, which accepts memory it did not map.
+        let component = unsafe { Component::deserialize_raw(&self.engine, memory) }
+            .inspect_err(|e| tracing::debug!("{name}: mapped precompiled code unusable: {e:#}"))
+            .ok()?;
+        tracing::debug!("{name}: running its precompiled code in place from the packed file");
+        Some(component)
+    }
+
+    #[cfg(not(all(unix, target_arch = "x86_64")))]
+    fn map_precompiled(&self, _packed: &Packed, _name: &str) -> Option<Component> {
+        None
+    }
+
+    /// Links a compiled component and reads its manifest (unless `known`).
+    fn prepare(
+        &self,
+        component: Component,
+        name: &str,
+        known: Option<wit::Manifest>,
+    ) -> Result<PluginComponent, LoadError> {
         let world_error = |e: wasmtime::Error| LoadError::World {
             name: name.to_owned(),
             reason: format!("{e:#}"),
@@ -134,12 +207,19 @@ impl Runtime {
             .map_err(world_error)?;
         let pre = LingxiPluginPre::new(instance_pre).map_err(world_error)?;
 
+        if let Some(manifest) = known {
+            return Ok(PluginComponent {
+                runtime: self.clone(),
+                pre,
+                manifest,
+            });
+        }
         let manifest_error = |e: wasmtime::Error| LoadError::Manifest {
             name: name.to_owned(),
             reason: format!("{e:#}"),
         };
         let limits = Limits::default();
-        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits);
+        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits)?;
         let bindings = pre.instantiate(&mut store).map_err(manifest_error)?;
         let manifest = bindings
             .lingxi_plugin_plugin()
@@ -152,13 +232,35 @@ impl Runtime {
         })
     }
 
-    /// A fresh store with `wasi`, the memory cap, and a trap at the deadline.
+    /// Starts the epoch ticker thread once; every later call reports how
+    /// that went.
+    fn start_ticker(&self) -> Result<(), LoadError> {
+        let started = self.ticker.get_or_init(|| {
+            let weak = self.engine.weak();
+            thread::Builder::new()
+                .name("lingxi-wasm-epoch".into())
+                .spawn(move || {
+                    while let Some(engine) = weak.upgrade() {
+                        engine.increment_epoch();
+                        drop(engine);
+                        thread::sleep(EPOCH_TICK);
+                    }
+                })
+                .map(drop)
+                .map_err(|e| format!("cannot start the epoch thread: {e}"))
+        });
+        started.clone().map_err(LoadError::Engine)
+    }
+
+    /// A fresh store with `wasi`, the memory cap, and a trap at the deadline
+    /// (fails only if the thread that enforces deadlines cannot start).
     pub(crate) fn store(
         &self,
         mut wasi: WasiCtxBuilder,
         plugin_id: &str,
         limits: &Limits,
-    ) -> Store<HostState> {
+    ) -> Result<Store<HostState>, LoadError> {
+        self.start_ticker()?;
         let state = HostState {
             plugin_id: plugin_id.into(),
             wasi: wasi.build(),
@@ -177,7 +279,7 @@ impl Runtime {
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(limits.deadline_ticks());
-        store
+        Ok(store)
     }
 }
 

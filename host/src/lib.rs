@@ -10,7 +10,8 @@
 //!   they become WASI grants;
 //! - [`limits`]: deadlines, memory, output and trap caps;
 //! - [`storage`]: the per-plugin data directory and its quota;
-//! - [`cache`]: precompiled components;
+//! - [`cache`]: precompiled components; `code`: how compiled code is made
+//!   executable, and packed code run in place;
 //! - [`PluginHost`]: one plugin instance, typed calls, recovery after traps;
 //! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout.
 //!
@@ -46,6 +47,8 @@ mod bindings;
 /// The JSONL protocol types (the `lingxi-protocol` crate).
 pub use lingxi_protocol as protocol;
 pub mod cache;
+#[cfg(all(unix, target_arch = "x86_64"))]
+mod code;
 pub mod convert;
 mod engine;
 mod error;

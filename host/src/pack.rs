@@ -3,9 +3,13 @@
 //!
 //! ```text
 //! [launcher executable][payload][trailer]
-//! payload = header length (u32 LE) | header JSON | component | precompiled
+//! payload = header length (u32 LE) | header JSON | component | padding | precompiled
 //! trailer = MAGIC (16 bytes) | payload length (u64 LE) | SHA-256 of payload
 //! ```
+//!
+//! The padding (zeros, format 2 on) puts the precompiled code at a file
+//! offset that is a multiple of [`CODE_ALIGN`], so it can be mapped and run
+//! in place instead of being copied (see [`crate::code`]).
 //!
 //! The header names the plugin, the grants it was packed with, and the sizes
 //! and digests of the two blobs. The whole payload is verified against the
@@ -19,6 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::bindings::lingxi::plugin::types as wit;
 use crate::policy::file::PolicySpec;
 
 /// Marks the end of a packed executable.
@@ -26,6 +31,16 @@ pub const MAGIC: &[u8; 16] = b"LINGXI-WASM-PK01";
 const TRAILER_LEN: u64 = 16 + 8 + 32;
 /// Largest payload accepted (a sanity bound against a corrupt length).
 const MAX_PAYLOAD: u64 = 1 << 30;
+/// The header format written by this version.
+pub const FORMAT: u32 = 2;
+/// File alignment of the precompiled code: a multiple of every page size in
+/// use (4, 16 and 64 KiB).
+pub const CODE_ALIGN: u64 = 64 * 1024;
+
+/// Zero bytes needed after `offset` to reach a multiple of [`CODE_ALIGN`].
+fn padding(offset: u64) -> u64 {
+    offset.next_multiple_of(CODE_ALIGN) - offset
+}
 
 /// What a packed executable says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +64,67 @@ pub struct PackHeader {
     pub precompiled_len: u64,
     /// The engine compatibility hash the precompiled component was made for.
     pub engine: String,
+    /// The manifest the component returned when it was packed, so that a
+    /// packed start needs no instance just to read it. Absent in files
+    /// packed by older versions (the component is asked then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<PackedManifest>,
+}
+
+/// The plugin's manifest as kept in a pack header (the WIT `manifest`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackedManifest {
+    /// Reverse-DNS plugin id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The plugin's version.
+    pub version: String,
+    /// One-line description.
+    pub description: String,
+    /// Author, if given.
+    pub author: Option<String>,
+    /// Declared capabilities (wire names).
+    pub capabilities: Vec<String>,
+    /// Oldest LingXi core version supported, if given.
+    pub minimum_core_version: Option<String>,
+}
+
+impl PackedManifest {
+    /// The header form of `m`.
+    pub fn new(m: &wit::Manifest) -> Self {
+        PackedManifest {
+            id: m.id.clone(),
+            name: m.name.clone(),
+            version: m.version.clone(),
+            description: m.description.clone(),
+            author: m.author.clone(),
+            capabilities: m
+                .capabilities
+                .iter()
+                .map(|c| c.wire_name().to_owned())
+                .collect(),
+            minimum_core_version: m.minimum_core_version.clone(),
+        }
+    }
+
+    /// Back to the WIT record; `None` if a capability name is unknown.
+    pub fn to_wit(&self) -> Option<wit::Manifest> {
+        Some(wit::Manifest {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            version: self.version.clone(),
+            description: self.description.clone(),
+            author: self.author.clone(),
+            capabilities: self
+                .capabilities
+                .iter()
+                .map(|c| wit::Capability::from_wire(c))
+                .collect::<Option<_>>()?,
+            minimum_core_version: self.minimum_core_version.clone(),
+        })
+    }
 }
 
 /// The verified contents of a packed executable, read from a memory map of
@@ -61,6 +137,7 @@ pub struct Packed {
     pub digest: String,
     /// Length of the launcher part (everything before the payload).
     pub launcher_len: u64,
+    file: File,
     map: memmap2::Mmap,
     component: std::ops::Range<usize>,
     precompiled: std::ops::Range<usize>,
@@ -75,6 +152,15 @@ impl Packed {
     /// The precompiled component for [`PackHeader::engine`].
     pub fn precompiled(&self) -> &[u8] {
         &self.map[self.precompiled.clone()]
+    }
+
+    /// The file and the offset of the precompiled component in it, if that
+    /// offset is aligned to [`CODE_ALIGN`] (format 2 on) so it can be mapped.
+    #[cfg_attr(not(all(unix, target_arch = "x86_64")), allow(dead_code))]
+    pub(crate) fn precompiled_in_file(&self) -> Option<(&File, u64)> {
+        let offset = self.precompiled.start as u64;
+        (offset.is_multiple_of(CODE_ALIGN) && !self.precompiled.is_empty())
+            .then_some((&self.file, offset))
     }
 }
 
@@ -116,11 +202,14 @@ pub fn build(
     precompiled: &[u8],
 ) -> Result<Vec<u8>, serde_json::Error> {
     let header_json = serde_json::to_vec(header)?;
+    let before_code = launcher.len() + 4 + header_json.len() + component.len();
+    let pad = padding(before_code as u64) as usize;
     let mut payload =
-        Vec::with_capacity(4 + header_json.len() + component.len() + precompiled.len());
+        Vec::with_capacity(4 + header_json.len() + component.len() + pad + precompiled.len());
     payload.extend_from_slice(&(header_json.len() as u32).to_le_bytes());
     payload.extend_from_slice(&header_json);
     payload.extend_from_slice(component);
+    payload.resize(payload.len() + pad, 0);
     payload.extend_from_slice(precompiled);
     let mut out = Vec::with_capacity(launcher.len() + payload.len() + TRAILER_LEN as usize);
     out.extend_from_slice(launcher);
@@ -185,9 +274,17 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
     let body = start + 4 + header_len;
     let component_len = usize::try_from(header.component_len).unwrap_or(usize::MAX);
     let precompiled_len = usize::try_from(header.precompiled_len).unwrap_or(usize::MAX);
-    if component_len.checked_add(precompiled_len) != Some(payload.len() - 4 - header_len) {
+    let pad = match header.format {
+        1 => 0,
+        _ => padding(body.saturating_add(component_len) as u64) as usize,
+    };
+    let blobs = component_len
+        .checked_add(pad)
+        .and_then(|n| n.checked_add(precompiled_len));
+    if blobs != Some(payload.len() - 4 - header_len) {
         return Err(damaged("blob lengths do not match the payload".into()));
     }
+    let code = body + component_len + pad;
     // The payload digest covers both blobs; `component_sha256` identifies the
     // component for people (`list`, `inspect`) and for `install`'s checks.
     Ok(Some(Packed {
@@ -195,7 +292,8 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
         launcher_len,
         component: body..body + component_len,
-        precompiled: body + component_len..body + component_len + precompiled_len,
+        precompiled: code..code + precompiled_len,
+        file,
         map,
     }))
 }
@@ -218,7 +316,7 @@ mod tests {
 
     fn header(component: &[u8]) -> PackHeader {
         PackHeader {
-            format: 1,
+            format: FORMAT,
             plugin_id: "com.example.p".into(),
             plugin_version: "1.0.0".into(),
             declared: vec!["projectRead".into()],
@@ -227,6 +325,7 @@ mod tests {
             component_len: component.len() as u64,
             precompiled_len: 3,
             engine: "e".into(),
+            manifest: None,
         }
     }
 
@@ -243,9 +342,32 @@ mod tests {
         let read_back = read(f.path()).unwrap().unwrap();
         assert_eq!(read_back.component(), b"COMP");
         assert_eq!(read_back.precompiled(), b"PRE");
+        assert_eq!(
+            read_back.precompiled_in_file().map(|(_, at)| at),
+            Some(CODE_ALIGN)
+        );
         assert_eq!(read_back.launcher_len, 8);
         assert_eq!(launcher_bytes(f.path()).unwrap(), b"LAUNCHER");
         assert!(read(write(b"just a launcher").path()).unwrap().is_none());
+    }
+
+    #[test]
+    fn format_1_files_without_padding_still_read() {
+        let mut old = header(b"COMP");
+        old.format = 1;
+        let json = serde_json::to_vec(&old).unwrap();
+        let mut payload = (json.len() as u32).to_le_bytes().to_vec();
+        payload.extend_from_slice(&json);
+        payload.extend_from_slice(b"COMPPRE");
+        let mut file = b"LAUNCHER".to_vec();
+        file.extend_from_slice(&payload);
+        file.extend_from_slice(MAGIC);
+        file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        file.extend_from_slice(&Sha256::digest(&payload));
+        let read_back = read(write(&file).path()).unwrap().unwrap();
+        assert_eq!(read_back.component(), b"COMP");
+        assert_eq!(read_back.precompiled(), b"PRE");
+        assert!(read_back.precompiled_in_file().is_none());
     }
 
     #[test]

@@ -56,6 +56,30 @@ fn a_packed_plugin_replays_spec7_when_spawned_like_lingxi_does() {
     }
 }
 
+/// On x86-64 Linux the precompiled code runs from a map of the packed file
+/// (no copy at start); the debug log says which way it was loaded.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn packed_code_runs_in_place_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = pack(dir.path(), "probe", &[]);
+    let mut command = lingxi_spawn(&exe, dir.path());
+    command.env("LINGXI_WASM_LOG", "debug");
+    let mut s = Session::spawn(command);
+    let r = s.call(
+        "1",
+        "tool.execute",
+        crate::support::tool("probe.echo", "{}"),
+    );
+    assert_eq!(r["result"], "echo:{}", "{r}");
+    let (status, stderr) = s.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("running its precompiled code in place"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn packed_grants_travel_inside_and_inspect_shows_them() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,17 +40,22 @@ fn exit_on_error(result: Result<()>) {
     }
 }
 
+/// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
+/// directive such as `debug` or `lingxi_wasm=trace`).
 fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter =
-        EnvFilter::try_from_env("LINGXI_WASM_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt()
         .with_writer(io::stderr)
         .with_target(false)
         .with_ansi(io::stderr().is_terminal())
-        .without_time()
-        .init();
+        .without_time();
+    match std::env::var("LINGXI_WASM_LOG") {
+        Ok(directives) => fmt
+            .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
+            .init(),
+        // The common case (and every start by LingXi): a plain level filter
+        // is cheaper to build than an `EnvFilter`.
+        Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),
+    }
 }
 
 fn run(cli: Cli) -> Result<()> {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::cache::engine_hash;
-use lingxi_wasm_host::pack::{self, PackHeader, Packed};
+use lingxi_wasm_host::pack::{self, PackHeader, Packed, PackedManifest};
 use lingxi_wasm_host::types::InitializeRequest;
 use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime};
 
@@ -29,11 +29,10 @@ pub fn run(packed: Packed) -> Result<()> {
         .as_slice()
     {
         [] => {
-            let runtime = crate::runtime(&CacheArgs {
-                cache_dir: None,
-                no_cache: true,
-            })?;
-            let component = runtime.load_packed(&packed, &header.plugin_id)?;
+            let runtime = Runtime::new()?;
+            // SAFETY: `packed` is this running executable, which cannot be
+            // written while it runs (ETXTBSY); installs replace it by rename.
+            let component = unsafe { runtime.load_packed_in_place(&packed, &header.plugin_id)? };
             crate::serve(component, &header.policy)
         }
         ["inspect"] => {
@@ -107,7 +106,7 @@ pub fn pack_file(
     let precompiled = runtime.precompile(&component, &name)?;
     let manifest = loaded.manifest();
     let header = PackHeader {
-        format: 1,
+        format: pack::FORMAT,
         plugin_id: manifest.id.clone(),
         plugin_version: manifest.version.clone(),
         declared: manifest
@@ -120,6 +119,7 @@ pub fn pack_file(
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
         engine: engine_hash(runtime.engine()),
+        manifest: Some(PackedManifest::new(manifest)),
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;
     let launcher = pack::launcher_bytes(&exe)?;

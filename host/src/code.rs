@@ -1,0 +1,81 @@
+//! How compiled plugin code becomes executable, and how a packed plugin's
+//! precompiled code runs in place.
+//!
+//! Wasmtime normally copies precompiled code into fresh anonymous memory and
+//! then makes it executable: for a packed plugin that is a copy of a few
+//! hundred KiB and a page fault per page, at every start. The packed format
+//! aligns the code in the file ([`crate::pack::CODE_ALIGN`]), so here it is
+//! mapped privately from the file instead and made executable in place.
+//!
+//! Doing that needs wasmtime to publish code through [`PageProtection`] (its
+//! own path refuses memory it did not map). That is the same `mprotect`
+//! wasmtime does; it is only installed on x86-64, where instruction caches
+//! are coherent and nothing else is needed. Elsewhere code is copied.
+
+use std::fs::File;
+use std::ptr::NonNull;
+
+use rustix::mm::{MprotectFlags, mprotect};
+use wasmtime::CustomCodeMemory;
+
+/// Publishes code with `mprotect`: read+execute, and back to read+write.
+pub(crate) struct PageProtection {
+    page_size: usize,
+}
+
+impl PageProtection {
+    pub(crate) fn new() -> Self {
+        PageProtection {
+            page_size: rustix::param::page_size(),
+        }
+    }
+}
+
+impl CustomCodeMemory for PageProtection {
+    fn required_alignment(&self) -> usize {
+        self.page_size
+    }
+
+    fn publish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
+        // SAFETY: wasmtime hands over the text range of a code image it owns
+        // or that `map_in_place` mapped, page-aligned as required above.
+        unsafe {
+            mprotect(
+                ptr as *mut _,
+                len,
+                MprotectFlags::READ | MprotectFlags::EXEC,
+            )
+        }
+        .map_err(|e| wasmtime::format_err!("cannot make plugin code executable: {e}"))
+    }
+
+    fn unpublish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
+        // SAFETY: as above; no code runs from the range any more. Private
+        // file maps may become writable (copy-on-write), anonymous ones too.
+        unsafe {
+            mprotect(
+                ptr as *mut _,
+                len,
+                MprotectFlags::READ | MprotectFlags::WRITE,
+            )
+        }
+        .map_err(|e| wasmtime::format_err!("cannot unpublish plugin code: {e}"))
+    }
+}
+
+/// Maps `len` bytes at `offset` (page-aligned) of `file`, private and
+/// read-only, for the rest of the process: wasmtime may refer to code until
+/// the last store using it is gone, which the caller cannot bound.
+pub(crate) fn map_in_place(file: &File, offset: u64, len: usize) -> std::io::Result<NonNull<[u8]>> {
+    // SAFETY: a private read-only map; the caller guarantees the file is not
+    // changed while the process runs (see `Runtime::load_packed_in_place`).
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .map_copy_read_only(file)?
+    };
+    let memory = NonNull::from(&map[..]);
+    std::mem::forget(map);
+    Ok(memory)
+}
