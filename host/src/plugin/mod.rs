@@ -12,6 +12,7 @@ mod instance;
 mod recovery;
 
 use std::collections::VecDeque;
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -138,7 +139,7 @@ impl PluginHost {
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
         self.ensure_live(true)?;
-        let result = self.guard("plugin.initialize", |b, s| {
+        let result = self.guard(&"plugin.initialize", |b, s| {
             b.lingxi_plugin_plugin()
                 .call_initialize(s, &request)
                 .map(|r| r.map_err(CallError::Plugin))
@@ -152,7 +153,7 @@ impl PluginHost {
     /// `tool.execute`.
     pub fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
         self.ensure_live(false)?;
-        let label = format!("tool.execute '{}'", call.tool_name);
+        let label = Label("tool.execute", &call.tool_name);
         let output = self.guard(&label, |b, s| {
             b.lingxi_plugin_plugin()
                 .call_execute_tool(s, &call)
@@ -168,7 +169,7 @@ impl PluginHost {
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
         self.ensure_live(false)?;
-        let label = format!("command.execute '{}'", call.command_name);
+        let label = Label("command.execute", &call.command_name);
         let result = self.guard(&label, |b, s| {
             b.lingxi_plugin_plugin()
                 .call_execute_command(s, &call)
@@ -187,7 +188,7 @@ impl PluginHost {
     /// `hook.emit`.
     pub fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
         self.ensure_live(false)?;
-        let label = format!("hook.emit '{}'", payload.event.wire_name());
+        let label = Label("hook.emit", payload.event.wire_name());
         self.guard(&label, |b, s| {
             b.lingxi_plugin_plugin()
                 .call_emit_hook(s, &payload)
@@ -200,7 +201,7 @@ impl PluginHost {
         if self.live.is_none() {
             return Ok(());
         }
-        let result = self.guard("deactivate", |b, s| {
+        let result = self.guard(&"deactivate", |b, s| {
             b.lingxi_plugin_plugin().call_deactivate(s).map(Ok)
         });
         self.live = None;
@@ -213,10 +214,10 @@ impl PluginHost {
         self.disabled.as_deref()
     }
 
-    fn check_size(&self, label: &str, size: usize) -> Result<(), CallError> {
+    fn check_size(&self, label: &dyn Display, size: usize) -> Result<(), CallError> {
         if size > self.limits.max_result_bytes {
             return Err(CallError::ResultTooLarge {
-                call: label.to_owned(),
+                call: label.to_string(),
                 size,
                 limit_bytes: self.limits.max_result_bytes,
             });
@@ -225,11 +226,11 @@ impl PluginHost {
     }
 
     /// Where the workspace should be mounted now, if the policy mounts it.
-    fn desired_root(&self) -> Option<PathBuf> {
+    fn desired_root(&self) -> Option<&Path> {
         self.policy.workspace_perms()?;
-        self.grant.workspace.clone().or_else(|| {
+        self.grant.workspace.as_deref().or_else(|| {
             let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
-            Some(PathBuf::from(&workspace.root_path))
+            Some(Path::new(&workspace.root_path))
         })
     }
 
@@ -245,11 +246,13 @@ impl PluginHost {
                 last: reason.clone(),
             });
         }
-        let root = self.desired_root();
-        if let Some(live) = &self.live {
-            if live.root == root {
-                return Ok(());
-            }
+        if let Some(live) = &self.live
+            && live.root.as_deref() == self.desired_root()
+        {
+            return Ok(());
+        }
+        let root = self.desired_root().map(Path::to_path_buf);
+        if self.live.is_some() {
             tracing::info!(
                 "[{}] workspace root changed to {}; restarting the plugin with the new root mounted",
                 self.manifest().id,
@@ -263,7 +266,7 @@ impl PluginHost {
         let live = self.instantiate(root)?;
         self.live = Some(live);
         if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
-            self.guard("plugin.initialize (after restart)", |b, s| {
+            self.guard(&"plugin.initialize (after restart)", |b, s| {
                 b.lingxi_plugin_plugin()
                     .call_initialize(s, &request)
                     .map(|r| r.map(drop).map_err(CallError::Plugin))
@@ -274,7 +277,7 @@ impl PluginHost {
 
     /// After a call that wrote (or may have): fails it if the data directory is now
     /// over quota, and drops the instance so the next one mounts it read-only.
-    fn check_quota(&mut self, label: &str) -> Result<(), CallError> {
+    fn check_quota(&mut self, label: &dyn Display) -> Result<(), CallError> {
         let (Some(live), Some(data)) = (&mut self.live, &self.data) else {
             return Ok(());
         };
@@ -287,7 +290,7 @@ impl PluginHost {
             return Ok(());
         }
         let error = CallError::StorageQuota {
-            call: label.to_owned(),
+            call: label.to_string(),
             dir: data.path().to_owned(),
             used,
             quota: data.quota(),
@@ -301,7 +304,7 @@ impl PluginHost {
     /// A trap (including a deadline or memory trap) drops the instance.
     fn guard<R>(
         &mut self,
-        label: &str,
+        label: &dyn Display,
         call: impl FnOnce(
             &LingxiPlugin,
             &mut Store<HostState>,
@@ -331,5 +334,15 @@ impl PluginHost {
                 Err(error)
             }
         }
+    }
+}
+
+/// Names a call in error messages, e.g. `tool.execute 'probe.echo'`; only
+/// formatted when a message needs it.
+struct Label<'a>(&'static str, &'a str);
+
+impl Display for Label<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} '{}'", self.0, self.1)
     }
 }

@@ -32,8 +32,12 @@ impl PluginHost {
         }
     }
 
-    pub(super) fn classify(&self, label: &str, error: wasmtime::Error) -> CallError {
-        let call = label.to_owned();
+    pub(super) fn classify(
+        &self,
+        label: &dyn std::fmt::Display,
+        error: wasmtime::Error,
+    ) -> CallError {
+        let call = label.to_string();
         if let Some(flood) = error.downcast_ref::<OutputFlood>() {
             return CallError::OutputFlood {
                 call,
