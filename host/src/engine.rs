@@ -3,7 +3,7 @@
 //! enforces deadlines, and the linker with WASI and the LingXi imports.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread;
 
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -24,16 +24,11 @@ pub struct Runtime {
     engine: Engine,
     linker: Arc<Linker<HostState>>,
     cache: Option<CompileCache>,
-    /// Whether the epoch ticker thread started (or why it could not).
-    ticker: Arc<OnceLock<Result<(), String>>>,
 }
 
 impl Runtime {
-    /// Creates the engine and the linker. The epoch ticker thread that
-    /// enforces deadlines starts with the first store (so that loading code,
-    /// which changes page protections, runs while the process has one
-    /// thread, which is cheaper) and stops when the last clone of the engine
-    /// is dropped.
+    /// Creates the engine and starts the epoch ticker thread (which stops
+    /// when the last clone of the engine is dropped).
     pub fn new() -> Result<Self, LoadError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
@@ -50,11 +45,22 @@ impl Runtime {
         LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
 
+        let weak = engine.weak();
+        thread::Builder::new()
+            .name("lingxi-wasm-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    thread::sleep(EPOCH_TICK);
+                }
+            })
+            .map_err(|e| LoadError::Engine(format!("cannot start the epoch thread: {e}")))?;
+
         Ok(Runtime {
             engine,
             linker: Arc::new(linker),
             cache: None,
-            ticker: Arc::default(),
         })
     }
 
@@ -219,7 +225,7 @@ impl Runtime {
             reason: format!("{e:#}"),
         };
         let limits = Limits::default();
-        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits)?;
+        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits);
         let bindings = pre.instantiate(&mut store).map_err(manifest_error)?;
         let manifest = bindings
             .lingxi_plugin_plugin()
@@ -232,35 +238,13 @@ impl Runtime {
         })
     }
 
-    /// Starts the epoch ticker thread once; every later call reports how
-    /// that went.
-    fn start_ticker(&self) -> Result<(), LoadError> {
-        let started = self.ticker.get_or_init(|| {
-            let weak = self.engine.weak();
-            thread::Builder::new()
-                .name("lingxi-wasm-epoch".into())
-                .spawn(move || {
-                    while let Some(engine) = weak.upgrade() {
-                        engine.increment_epoch();
-                        drop(engine);
-                        thread::sleep(EPOCH_TICK);
-                    }
-                })
-                .map(drop)
-                .map_err(|e| format!("cannot start the epoch thread: {e}"))
-        });
-        started.clone().map_err(LoadError::Engine)
-    }
-
-    /// A fresh store with `wasi`, the memory cap, and a trap at the deadline
-    /// (fails only if the thread that enforces deadlines cannot start).
+    /// A fresh store with `wasi`, the memory cap, and a trap at the deadline.
     pub(crate) fn store(
         &self,
         mut wasi: WasiCtxBuilder,
         plugin_id: &str,
         limits: &Limits,
-    ) -> Result<Store<HostState>, LoadError> {
-        self.start_ticker()?;
+    ) -> Store<HostState> {
         let state = HostState {
             plugin_id: plugin_id.into(),
             wasi: wasi.build(),
@@ -279,7 +263,7 @@ impl Runtime {
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(limits.deadline_ticks());
-        Ok(store)
+        store
     }
 }
 

@@ -26,13 +26,7 @@ impl PluginHost {
             .apply(&self.grant, &mut wasi, &id, root.as_deref());
         let data_writable = self.mount_data(&mut wasi, &id);
         let runtime = &self.component.runtime;
-        let mut store =
-            runtime
-                .store(wasi, &id, &self.limits)
-                .map_err(|e| CallError::Instantiate {
-                    plugin: id.clone(),
-                    reason: e.to_string(),
-                })?;
+        let mut store = runtime.store(wasi, &id, &self.limits);
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
