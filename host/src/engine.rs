@@ -123,7 +123,7 @@ impl Runtime {
 
     /// Like [`Runtime::load_packed`], but runs the precompiled code straight
     /// from a private map of the file where the platform allows it (see
-    /// [`crate::code`]), which saves copying it at every start.
+    /// `host/src/code.rs`), which saves copying it at every start.
     ///
     /// # Safety
     ///

@@ -9,7 +9,7 @@
 //!
 //! The padding (zeros, format 2 on) puts the precompiled code at a file
 //! offset that is a multiple of [`CODE_ALIGN`], so it can be mapped and run
-//! in place instead of being copied (see [`crate::code`]).
+//! in place instead of being copied (see `host/src/code.rs`).
 //!
 //! The header names the plugin, the grants it was packed with, and the sizes
 //! and digests of the two blobs. The whole payload is verified against the
