@@ -9,8 +9,10 @@
 //!
 //! Doing that needs wasmtime to publish code through [`PageProtection`] (its
 //! own path refuses memory it did not map). That is the same `mprotect`
-//! wasmtime does; it is only installed on x86-64, where instruction caches
-//! are coherent and nothing else is needed. Elsewhere code is copied.
+//! wasmtime does; its other publishing steps (instruction-cache clearing and
+//! the cross-core pipeline flush of `wasmtime-jit-icache-coherence`, branch
+//! protection) are no-ops on x86-64, so this is only installed there.
+//! Elsewhere code is copied as usual.
 
 use std::fs::File;
 use std::ptr::NonNull;
