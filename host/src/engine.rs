@@ -167,7 +167,8 @@ impl Runtime {
             Some(c) => c,
             None => self.compile(packed.component(), name)?,
         };
-        let known = packed.header.manifest.as_ref().and_then(|m| m.to_wit());
+        let known = packed.header.manifest.clone();
+        let known = known.and_then(crate::convert::manifest_from_dto);
         self.prepare(component, name, known)
     }
 

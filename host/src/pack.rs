@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::bindings::lingxi::plugin::types as wit;
 use crate::policy::file::PolicySpec;
+use crate::protocol::dto::ManifestDto;
 
 /// Marks the end of a packed executable.
 pub const MAGIC: &[u8; 16] = b"LINGXI-WASM-PK01";
@@ -64,67 +64,11 @@ pub struct PackHeader {
     pub precompiled_len: u64,
     /// The engine compatibility hash the precompiled component was made for.
     pub engine: String,
-    /// The manifest the component returned when it was packed, so that a
-    /// packed start needs no instance just to read it. Absent in files
-    /// packed by older versions (the component is asked then).
+    /// The manifest the component returned when it was packed (as in the
+    /// handshake), so that a packed start needs no instance just to read it.
+    /// Absent in files packed by older versions (the component is asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manifest: Option<PackedManifest>,
-}
-
-/// The plugin's manifest as kept in a pack header (the WIT `manifest`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PackedManifest {
-    /// Reverse-DNS plugin id.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// The plugin's version.
-    pub version: String,
-    /// One-line description.
-    pub description: String,
-    /// Author, if given.
-    pub author: Option<String>,
-    /// Declared capabilities (wire names).
-    pub capabilities: Vec<String>,
-    /// Oldest LingXi core version supported, if given.
-    pub minimum_core_version: Option<String>,
-}
-
-impl PackedManifest {
-    /// The header form of `m`.
-    pub fn new(m: &wit::Manifest) -> Self {
-        PackedManifest {
-            id: m.id.clone(),
-            name: m.name.clone(),
-            version: m.version.clone(),
-            description: m.description.clone(),
-            author: m.author.clone(),
-            capabilities: m
-                .capabilities
-                .iter()
-                .map(|c| c.wire_name().to_owned())
-                .collect(),
-            minimum_core_version: m.minimum_core_version.clone(),
-        }
-    }
-
-    /// Back to the WIT record; `None` if a capability name is unknown.
-    pub fn to_wit(&self) -> Option<wit::Manifest> {
-        Some(wit::Manifest {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            version: self.version.clone(),
-            description: self.description.clone(),
-            author: self.author.clone(),
-            capabilities: self
-                .capabilities
-                .iter()
-                .map(|c| wit::Capability::from_wire(c))
-                .collect::<Option<_>>()?,
-            minimum_core_version: self.minimum_core_version.clone(),
-        })
-    }
+    pub manifest: Option<ManifestDto>,
 }
 
 /// The verified contents of a packed executable, read from a memory map of
@@ -174,6 +118,14 @@ pub enum PackError {
         path: PathBuf,
         /// The I/O error.
         source: io::Error,
+    },
+    /// Packed by a newer `lingxi-wasm-run`, in a format this one cannot read.
+    #[error("{} was packed in format {format}, newer than this lingxi-wasm-run reads (up to {FORMAT}); repack or reinstall it with this version, or update lingxi-wasm-run", path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        format: u32,
     },
     /// The payload is damaged.
     #[error("{} is a damaged packed plugin ({reason}); reinstall it with `lingxi-wasm-run install`", path.display())]
@@ -271,6 +223,12 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         .ok_or_else(|| damaged("header length out of range".into()))?;
     let header: PackHeader = serde_json::from_slice(header_bytes)
         .map_err(|e| damaged(format!("unreadable header: {e}")))?;
+    if header.format > FORMAT {
+        return Err(PackError::Unsupported {
+            path: path.to_owned(),
+            format: header.format,
+        });
+    }
     let body = start + 4 + header_len;
     let component_len = usize::try_from(header.component_len).unwrap_or(usize::MAX);
     let precompiled_len = usize::try_from(header.precompiled_len).unwrap_or(usize::MAX);
@@ -351,10 +309,10 @@ mod tests {
         assert!(read(write(b"just a launcher").path()).unwrap().is_none());
     }
 
-    #[test]
-    fn format_1_files_without_padding_still_read() {
+    /// A payload laid out without padding, as format 1 wrote it.
+    fn unpadded(format: u32) -> Vec<u8> {
         let mut old = header(b"COMP");
-        old.format = 1;
+        old.format = format;
         let json = serde_json::to_vec(&old).unwrap();
         let mut payload = (json.len() as u32).to_le_bytes().to_vec();
         payload.extend_from_slice(&json);
@@ -364,10 +322,24 @@ mod tests {
         file.extend_from_slice(MAGIC);
         file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         file.extend_from_slice(&Sha256::digest(&payload));
-        let read_back = read(write(&file).path()).unwrap().unwrap();
+        file
+    }
+
+    #[test]
+    fn format_1_files_without_padding_still_read() {
+        let read_back = read(write(&unpadded(1)).path()).unwrap().unwrap();
         assert_eq!(read_back.component(), b"COMP");
         assert_eq!(read_back.precompiled(), b"PRE");
         assert!(read_back.precompiled_in_file().is_none());
+    }
+
+    #[test]
+    fn newer_formats_are_refused_with_a_way_out() {
+        let err = read(write(&unpadded(FORMAT + 1)).path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("newer than this lingxi-wasm-run"), "{err}");
+        assert!(err.contains("update lingxi-wasm-run"), "{err}");
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! file. [`conversions!`](crate::conversions) expands to the conversion
 //! functions for the types module it is given, so the host and the SDK's
 //! native mode share one definition. The types must provide
-//! `Capability::wire_name`, `HookEvent::wire_name` and `HookEvent::from_wire`.
+//! `wire_name` and `from_wire` on `Capability` and `HookEvent`.
 
 /// Expands to `timestamp`, `snapshot`, `initialize_request`, `tool_call`,
-/// `command_call`, `hook_payload`, `manifest`, `handshake` and
+/// `command_call`, `hook_payload`, `manifest`, `manifest_from_dto`, `handshake` and
 /// `command_result` for the WIT types module at the given path.
 #[macro_export]
 macro_rules! conversions {
@@ -116,9 +116,31 @@ macro_rules! conversions {
                 version: m.version,
                 description: m.description,
                 author: m.author,
-                capabilities: m.capabilities.iter().map(|c| c.wire_name()).collect(),
+                capabilities: m
+                    .capabilities
+                    .iter()
+                    .map(|c| c.wire_name().to_owned())
+                    .collect(),
                 minimum_core_version: m.minimum_core_version,
             }
+        }
+
+        /// A manifest DTO back as the WIT record; `None` if a capability
+        /// name is unknown.
+        pub fn manifest_from_dto(d: $crate::dto::ManifestDto) -> Option<$($wit)::+::Manifest> {
+            Some($($wit)::+::Manifest {
+                id: d.id,
+                name: d.name,
+                version: d.version,
+                description: d.description,
+                author: d.author,
+                capabilities: d
+                    .capabilities
+                    .iter()
+                    .map(|c| $($wit)::+::Capability::from_wire(c))
+                    .collect::<Option<_>>()?,
+                minimum_core_version: d.minimum_core_version,
+            })
         }
 
         /// The `plugin.initialize` result.

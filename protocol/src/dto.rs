@@ -168,8 +168,8 @@ pub struct HandshakeDto {
     pub supported_hooks: Vec<&'static str>,
 }
 
-/// `manifest` in the handshake.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `manifest` in the handshake (also kept in the header of packed plugins).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestDto {
     pub id: String,
@@ -178,7 +178,7 @@ pub struct ManifestDto {
     pub description: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
-    pub capabilities: Vec<&'static str>,
+    pub capabilities: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum_core_version: Option<String>,
 }

@@ -47,6 +47,19 @@ impl Manifest {
 }
 
 impl Capability {
+    /// Every capability, in wire order.
+    pub const ALL: [Capability; 4] = [
+        Capability::ProjectRead,
+        Capability::ProjectWrite,
+        Capability::ProcessExecution,
+        Capability::NetworkAccess,
+    ];
+
+    /// Parses a wire name.
+    pub fn from_wire(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.wire_name() == name)
+    }
+
     /// The capability's name on the wire, e.g. `projectRead`.
     pub fn wire_name(self) -> &'static str {
         match self {

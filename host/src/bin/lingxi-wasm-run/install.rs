@@ -71,6 +71,9 @@ pub fn install(
                 target.display()
             ),
             Err(PackError::Damaged { .. }) => {} // a broken copy of ours: replace it
+            Err(e @ PackError::Unsupported { .. }) => {
+                bail!("{e}; pass --force to replace it with this version's")
+            }
         }
     }
     built
@@ -120,8 +123,12 @@ pub fn list(project: Option<&Path>) -> Result<()> {
                 Ok(None) => {} // a native plugin: not ours to describe
                 Err(e) => {
                     found += 1;
+                    let state = match e {
+                        PackError::Unsupported { .. } => "NEWER FORMAT",
+                        _ => "DAMAGED",
+                    };
                     println!("{}", path.display());
-                    println!("  component  DAMAGED: {e}");
+                    println!("  component  {state}: {e}");
                 }
             }
         }
@@ -145,7 +152,7 @@ pub fn uninstall(
     let target = plugin_dir(project)?.join(id);
     match pack::read(&target) {
         Ok(Some(p)) if p.header.plugin_id == id => {}
-        Err(PackError::Damaged { .. }) => {}
+        Err(PackError::Damaged { .. } | PackError::Unsupported { .. }) => {}
         Ok(_) => bail!(
             "{} is not a plugin packed by lingxi-wasm-run; remove it by hand",
             target.display()

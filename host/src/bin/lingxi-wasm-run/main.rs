@@ -49,9 +49,16 @@ fn init_logging() {
         .with_ansi(io::stderr().is_terminal())
         .without_time();
     match std::env::var("LINGXI_WASM_LOG") {
-        Ok(directives) => fmt
-            .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
-            .init(),
+        Ok(directives) => {
+            let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+                eprintln!(
+                    "lingxi-wasm-run: LINGXI_WASM_LOG={directives:?} is not a log filter ({e}); \
+                     logging at info. Use a level such as `debug`, or `lingxi_wasm=trace`."
+                );
+                tracing_subscriber::EnvFilter::new("info")
+            });
+            fmt.with_env_filter(filter).init()
+        }
         // The common case (and every start by LingXi): a plain level filter
         // is cheaper to build than an `EnvFilter`.
         Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::cache::engine_hash;
-use lingxi_wasm_host::pack::{self, PackHeader, Packed, PackedManifest};
+use lingxi_wasm_host::convert;
+use lingxi_wasm_host::pack::{self, PackHeader, Packed};
 use lingxi_wasm_host::types::InitializeRequest;
 use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime};
 
@@ -119,7 +120,7 @@ pub fn pack_file(
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
         engine: engine_hash(runtime.engine()),
-        manifest: Some(PackedManifest::new(manifest)),
+        manifest: Some(convert::manifest(manifest.clone())),
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;
     let launcher = pack::launcher_bytes(&exe)?;
