@@ -11,8 +11,12 @@
 //! own path refuses memory it did not map). That is the same `mprotect`
 //! wasmtime does; its other publishing steps (instruction-cache clearing and
 //! the cross-core pipeline flush of `wasmtime-jit-icache-coherence`, branch
-//! protection) are no-ops on x86-64, so this is only installed there.
-//! Elsewhere code is copied as usual.
+//! protection) are no-ops on x86-64, so this is only installed there, and
+//! only on Linux, the one platform where the running executable cannot be
+//! written while it runs. Elsewhere code is copied as usual.
+//!
+//! Only the running executable's own payload is ever mapped this way; files
+//! that are not the running executable never become native code.
 
 use std::fs::File;
 use std::ptr::NonNull;
@@ -65,19 +69,32 @@ impl CustomCodeMemory for PageProtection {
     }
 }
 
-/// Maps `len` bytes at `offset` (page-aligned) of `file`, private and
-/// read-only, for the rest of the process: wasmtime may refer to code until
-/// the last store using it is gone, which the caller cannot bound.
-pub(crate) fn map_in_place(file: &File, offset: u64, len: usize) -> std::io::Result<NonNull<[u8]>> {
-    // SAFETY: a private read-only map; the caller guarantees the file is not
-    // changed while the process runs (see `Runtime::load_packed_in_place`).
+/// Precompiled code mapped privately from a file. Wasmtime runs code
+/// from it; whoever holds the component must keep this alive until the
+/// last store and instance using that code is gone (`PluginComponent`
+/// holds it in an `Arc`, dropped after the component).
+pub(crate) struct CodeMap {
+    map: memmap2::Mmap,
+}
+
+impl CodeMap {
+    /// The mapped bytes.
+    pub(crate) fn memory(&self) -> NonNull<[u8]> {
+        NonNull::from(&self.map[..])
+    }
+}
+
+/// Maps `len` bytes at `offset` (page-aligned) of `file`, private
+/// (copy-on-write), so wasmtime can make the text executable in place.
+pub(crate) fn map_in_place(file: &File, offset: u64, len: usize) -> std::io::Result<CodeMap> {
+    // SAFETY: a private map: later writes to the file by others are the
+    // only hazard, and the caller maps only the running executable, which
+    // Linux refuses to open for writing (ETXTBSY); see `pack::read_self`.
     let map = unsafe {
         memmap2::MmapOptions::new()
             .offset(offset)
             .len(len)
             .map_copy_read_only(file)?
     };
-    let memory = NonNull::from(&map[..]);
-    std::mem::forget(map);
-    Ok(memory)
+    Ok(CodeMap { map })
 }

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::thread;
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, Store, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::bindings::{LingxiPlugin, LingxiPluginPre};
 use crate::cache::{CompileCache, engine_hash};
 use crate::error::LoadError;
-use crate::limits::{EPOCH_TICK, Limits, OutputBudget};
+use crate::limits::{EPOCH_TICK, Limits, MemoryCap, OutputBudget};
 use crate::pack::Packed;
 use crate::state::HostState;
 
@@ -32,12 +32,12 @@ impl Runtime {
     pub fn new() -> Result<Self, LoadError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
-        #[cfg(all(unix, target_arch = "x86_64"))]
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         config.with_custom_code_memory(Some(Arc::new(crate::code::PageProtection::new())));
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
 
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         crate::policy::net::link_name_lookup(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
@@ -76,19 +76,19 @@ impl Runtime {
     }
 
     /// Loads a component file and reads its manifest.
-    pub fn load_file(&self, path: &Path) -> Result<PluginComponent, LoadError> {
+    pub async fn load_file(&self, path: &Path) -> Result<PluginComponent, LoadError> {
         let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
             path: path.to_owned(),
             source,
         })?;
-        self.load_bytes(&bytes, &path.display().to_string())
+        self.load_bytes(&bytes, &path.display().to_string()).await
     }
 
     /// Compiles component bytes (`name` is used in messages) and reads the
     /// plugin's manifest in a sandbox with no capabilities at all.
-    pub fn load_bytes(&self, bytes: &[u8], name: &str) -> Result<PluginComponent, LoadError> {
+    pub async fn load_bytes(&self, bytes: &[u8], name: &str) -> Result<PluginComponent, LoadError> {
         let component = self.compile(bytes, name)?;
-        self.prepare(component, name, None)
+        self.prepare(component, name, None, None).await
     }
 
     /// Compiles component bytes, through the cache if there is one.
@@ -113,96 +113,97 @@ impl Runtime {
             })
     }
 
-    /// Loads a verified packed plugin: its precompiled code when it was made
-    /// for this engine, else the portable component, compiled now. The
-    /// manifest recorded at pack time comes from these very bytes (one
-    /// digest covers both), so no instance is needed to read it.
-    pub fn load_packed(&self, packed: &Packed, name: &str) -> Result<PluginComponent, LoadError> {
-        self.load_packed_with(packed, name, false)
+    /// Loads the plugin of a packed file that is NOT the running executable
+    /// (`inspect`, `install`, an embedder reading plugin folders): its
+    /// portable component is compiled here (or taken from this user's
+    /// compile cache) and asked for its manifest. The file's precompiled
+    /// code is never used: its digest is unkeyed, so anyone can write a
+    /// file whose "precompiled code" is arbitrary native code.
+    pub async fn load_packed(
+        &self,
+        packed: &Packed,
+        name: &str,
+    ) -> Result<PluginComponent, LoadError> {
+        let component = self.compile(packed.component(), name)?;
+        self.prepare(component, name, None, None).await
     }
 
-    /// Like [`Runtime::load_packed`], but runs the precompiled code straight
-    /// from a private map of the file where the platform allows it (see
-    /// `host/src/code.rs`), which saves copying it at every start.
+    /// Loads the running executable's own packed plugin: its precompiled
+    /// code when it was made for this engine (mapped from the file and run
+    /// in place where the platform allows it, see `host/src/code.rs`), else
+    /// the portable component, compiled now; the manifest recorded at pack
+    /// time comes from the same verified payload, so no instance is needed.
     ///
     /// # Safety
     ///
-    /// The file must not be changed in place for the rest of the process
-    /// (the map stays until then). That holds for the running executable:
-    /// writing to it fails (`ETXTBSY`), and `install` replaces by rename.
-    pub unsafe fn load_packed_in_place(
+    /// `packed` must come from [`crate::pack::read_self`]: the executable
+    /// this process is running, whose bytes are already trusted as native
+    /// code. Any other file must go through [`Runtime::load_packed`].
+    pub async unsafe fn load_own_packed(
         &self,
         packed: &Packed,
         name: &str,
-    ) -> Result<PluginComponent, LoadError> {
-        self.load_packed_with(packed, name, true)
-    }
-
-    fn load_packed_with(
-        &self,
-        packed: &Packed,
-        name: &str,
-        in_place: bool,
     ) -> Result<PluginComponent, LoadError> {
         let mut component = None;
         if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled().is_empty() {
-            if in_place {
-                component = self.map_precompiled(packed, name);
-            }
-            if component.is_none() {
-                // SAFETY: the precompiled bytes come from a payload whose
-                // SHA-256 matched the trailer (checked by `pack::read`),
-                // written by our own `pack` for an engine with this very
-                // compatibility hash; wasmtime validates the header and
-                // compatibility again.
+            if let Some((c, map)) = self.map_precompiled(packed, name) {
+                component = Some((c, Some(map)));
+            } else {
+                // SAFETY: the caller guarantees these are the running
+                // executable's own verified bytes, packed by our `pack` for an
+                // engine with this compatibility hash; wasmtime checks the
+                // header and compatibility again.
                 match unsafe { Component::deserialize(&self.engine, packed.precompiled()) } {
-                    Ok(c) => component = Some(c),
+                    Ok(c) => component = Some((c, None)),
                     Err(e) => {
                         tracing::debug!("recompiling {name}: precompiled code unusable: {e:#}")
                     }
                 }
             }
         }
-        let component = match component {
-            Some(c) => c,
-            None => self.compile(packed.component(), name)?,
+        let (component, code) = match component {
+            Some(found) => found,
+            None => (self.compile(packed.component(), name)?, None),
         };
         let known = packed.header.manifest.clone();
         let known = known.and_then(crate::convert::manifest_from_dto);
-        self.prepare(component, name, known)
+        self.prepare(component, name, known, code).await
     }
 
     /// The precompiled code of `packed`, mapped from its file and used in
     /// place; `None` (and the caller copies) if that is not possible.
-    #[cfg(all(unix, target_arch = "x86_64"))]
-    fn map_precompiled(&self, packed: &Packed, name: &str) -> Option<Component> {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn map_precompiled(&self, packed: &Packed, name: &str) -> Option<(Component, Arc<CodeMap>)> {
         let (file, offset) = packed.precompiled_in_file()?;
         let len = packed.precompiled().len();
-        let memory = crate::code::map_in_place(file, offset, len)
+        let map = crate::code::map_in_place(file, offset, len)
             .inspect_err(|e| tracing::debug!("{name}: cannot map precompiled code: {e}"))
             .ok()?;
         // SAFETY: the same verified bytes as `packed.precompiled()` (the
-        // caller of `load_packed_in_place` guarantees the file is unchanged),
-        // mapped for the rest of the process; the engine publishes code
-        // through `code::PageProtection`, which accepts memory it did not map.
-        let component = unsafe { Component::deserialize_raw(&self.engine, memory) }
+        // caller of `load_own_packed` guarantees they are this executable's),
+        // in a private map that the returned `CodeMap` keeps alive and that
+        // `PluginComponent` drops only after every user of the code; the
+        // engine publishes code through `code::PageProtection`, which accepts
+        // memory it did not map.
+        let component = unsafe { Component::deserialize_raw(&self.engine, map.memory()) }
             .inspect_err(|e| tracing::debug!("{name}: mapped precompiled code unusable: {e:#}"))
             .ok()?;
         tracing::debug!("{name}: running its precompiled code in place from the packed file");
-        Some(component)
+        Some((component, Arc::new(map)))
     }
 
-    #[cfg(not(all(unix, target_arch = "x86_64")))]
-    fn map_precompiled(&self, _packed: &Packed, _name: &str) -> Option<Component> {
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    fn map_precompiled(&self, _packed: &Packed, _name: &str) -> Option<(Component, Arc<CodeMap>)> {
         None
     }
 
     /// Links a compiled component and reads its manifest (unless `known`).
-    fn prepare(
+    async fn prepare(
         &self,
         component: Component,
         name: &str,
         known: Option<wit::Manifest>,
+        code: Option<Arc<CodeMap>>,
     ) -> Result<PluginComponent, LoadError> {
         let world_error = |e: wasmtime::Error| LoadError::World {
             name: name.to_owned(),
@@ -213,33 +214,53 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(world_error)?;
         let pre = LingxiPluginPre::new(instance_pre).map_err(world_error)?;
+        drop(component);
 
-        if let Some(manifest) = known {
-            return Ok(PluginComponent {
-                runtime: self.clone(),
-                pre,
-                manifest,
-            });
-        }
-        let manifest_error = |e: wasmtime::Error| LoadError::Manifest {
-            name: name.to_owned(),
-            reason: format!("{e:#}"),
+        let manifest = match known {
+            Some(manifest) => manifest,
+            None => self.ask_manifest(&pre, name).await?,
         };
-        let limits = Limits::default();
-        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits);
-        let bindings = pre.instantiate(&mut store).map_err(manifest_error)?;
-        let manifest = bindings
-            .lingxi_plugin_plugin()
-            .call_get_manifest(&mut store)
-            .map_err(manifest_error)?;
         Ok(PluginComponent {
             runtime: self.clone(),
             pre,
             manifest,
+            _code: code,
         })
     }
 
-    /// A fresh store with `wasi`, the memory cap, and a trap at the deadline.
+    /// Calls `get-manifest` in a sandbox with no capabilities, under the
+    /// default deadline.
+    async fn ask_manifest(
+        &self,
+        pre: &LingxiPluginPre<HostState>,
+        name: &str,
+    ) -> Result<wit::Manifest, LoadError> {
+        let manifest_error = |reason: String| LoadError::Manifest {
+            name: name.to_owned(),
+            reason,
+        };
+        let limits = Limits::default();
+        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits);
+        let call = async {
+            let bindings = pre.instantiate_async(&mut store).await?;
+            bindings
+                .lingxi_plugin_plugin()
+                .call_get_manifest(&mut store)
+                .await
+        };
+        match tokio::time::timeout(limits.deadline(), call).await {
+            Ok(Ok(manifest)) => Ok(manifest),
+            Ok(Err(e)) => Err(manifest_error(format!("{e:#}"))),
+            Err(_) => Err(manifest_error(format!(
+                "get-manifest did not answer within {:.1} s",
+                limits.deadline().as_secs_f64()
+            ))),
+        }
+    }
+
+    /// A fresh store with `wasi` and the memory cap. Deadlines are the
+    /// caller's timer: the guest yields to it at every epoch tick, so a
+    /// spinning guest is stopped like one blocked in WASI.
     pub(crate) fn store(
         &self,
         mut wasi: WasiCtxBuilder,
@@ -250,23 +271,39 @@ impl Runtime {
             plugin_id: plugin_id.into(),
             wasi: wasi.build(),
             table: Default::default(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(limits.max_memory_bytes)
-                .trap_on_grow_failure(true)
-                .build(),
+            limits: MemoryCap::new(limits.max_memory_bytes),
             snapshot: None,
             net: None,
+            lookups: Default::default(),
             output: OutputBudget::new(limits.max_output_bytes),
             data_dir: None,
             writes: Default::default(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
-        store.epoch_deadline_trap();
-        store.set_epoch_deadline(limits.deadline_ticks());
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
         store
     }
 }
+
+/// A single-threaded tokio runtime with the timer and I/O drivers, as the
+/// calls of one plugin need them (deadlines, WASI sockets, the blocking
+/// pool for file and name-lookup work).
+pub fn call_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .enable_io()
+        .thread_name("lingxi-wasm-blocking")
+        .build()
+}
+
+/// Precompiled code mapped from the running executable (Linux, x86-64);
+/// elsewhere never constructed.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+type CodeMap = crate::code::CodeMap;
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+type CodeMap = ();
 
 /// A compiled plugin component, ready to instantiate, and its manifest.
 #[derive(Clone)]
@@ -274,6 +311,10 @@ pub struct PluginComponent {
     pub(crate) runtime: Runtime,
     pub(crate) pre: LingxiPluginPre<HostState>,
     manifest: wit::Manifest,
+    /// The mapped code `pre` runs, if any. Declared last so it is dropped
+    /// after `pre`; every store made from this component is owned next to a
+    /// clone of it and dropped first (see `PluginHost`'s `Drop`).
+    _code: Option<Arc<CodeMap>>,
 }
 
 impl PluginComponent {

@@ -146,6 +146,17 @@ pub enum CallError {
         /// The trap, as the engine describes it.
         reason: String,
     },
+    /// The handshake described another plugin than the sandbox was built
+    /// for (another id, other capabilities…): refused, never passed on.
+    #[error(
+        "plugin {plugin} was refused: its handshake does not match the manifest its sandbox was built from ({differences}); the plugin must report the same manifest from get-manifest and initialize"
+    )]
+    ManifestMismatch {
+        /// The id of the enforced manifest.
+        plugin: String,
+        /// Each field that differs, with both values.
+        differences: String,
+    },
     /// A fresh instance could not be created.
     #[error("cannot start plugin {plugin}: {reason}")]
     Instantiate {

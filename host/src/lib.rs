@@ -47,7 +47,7 @@ mod bindings;
 /// The JSONL protocol types (the `lingxi-protocol` crate).
 pub use lingxi_protocol as protocol;
 pub mod cache;
-#[cfg(all(unix, target_arch = "x86_64"))]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod code;
 pub mod convert;
 mod engine;
@@ -72,7 +72,7 @@ pub mod types {
 }
 
 pub use cache::CompileCache;
-pub use engine::{PluginComponent, Runtime};
+pub use engine::{PluginComponent, Runtime, call_runtime};
 pub use error::{CallError, LoadError, SnapshotError};
 pub use limits::Limits;
 pub use plugin::PluginHost;

@@ -6,6 +6,11 @@ use std::time::Duration;
 /// How often the engine's epoch advances; the granularity of deadlines.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// What one line of guest output or log costs beyond its text and the
+/// plugin id: the level, brackets, stream name and newline the launcher
+/// writes around it (at most this many bytes).
+pub const LINE_OVERHEAD: usize = 16;
+
 /// LingXi Core's per-call watchdog (spec §6).
 pub const HOST_WATCHDOG: Duration = Duration::from_secs(3);
 
@@ -46,11 +51,99 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The call timeout in epoch ticks, at least one.
-    pub fn deadline_ticks(&self) -> u64 {
-        let ticks = self.call_timeout.as_nanos() / EPOCH_TICK.as_nanos();
-        u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+    /// The deadline of one call as a tokio timer accepts it: any duration
+    /// works, one too far to represent means "no deadline" (tokio's own
+    /// rule), never an overflow.
+    pub fn deadline(&self) -> Duration {
+        self.call_timeout
     }
+}
+
+/// The memory cap of one instance, enforced by the store's limiter: growing
+/// past it traps with [`MemoryLimit`], a typed error the host classifies
+/// (never by matching message text).
+pub struct MemoryCap {
+    limit: usize,
+    /// Instance, table and memory counts stay at wasmtime's defaults.
+    others: wasmtime::StoreLimits,
+}
+
+/// A plugin tried to grow its memory past [`Limits::max_memory_bytes`].
+#[derive(Debug, thiserror::Error)]
+#[error("the plugin tried to grow its memory to {desired} bytes, past the limit of {limit}")]
+pub struct MemoryLimit {
+    /// The size asked for.
+    pub desired: usize,
+    /// The limit in force.
+    pub limit: usize,
+}
+
+impl MemoryCap {
+    /// A cap of `limit` bytes of linear memory.
+    pub fn new(limit: usize) -> Self {
+        MemoryCap {
+            limit,
+            others: wasmtime::StoreLimits::default(),
+        }
+    }
+}
+
+impl wasmtime::ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.limit {
+            return Err(MemoryLimit {
+                desired,
+                limit: self.limit,
+            }
+            .into());
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.others.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.others.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.others.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.others.memories()
+    }
+}
+
+/// Cuts a plugin's text (an error message) to at most `max` bytes on a
+/// character boundary, saying how much was cut: error texts are held to the
+/// same limit as results.
+pub fn cap_text(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let original = text.len();
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!(
+        "… [the plugin's text was {original} bytes; cut to the {max}-byte limit]"
+    ));
+    text
 }
 
 /// Bytes a call has written to stdout, stderr and the log, shared by the
@@ -83,7 +176,8 @@ impl OutputBudget {
         self.used.store(0, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Spends `bytes`; fails once the call is over its budget.
+    /// Spends `bytes`; fails once the call is over its budget. Callers
+    /// charge what they really write: the text plus its prefix and newline.
     pub fn spend(&self, bytes: usize) -> Result<(), OutputFlood> {
         let before = self
             .used
@@ -102,13 +196,29 @@ mod tests {
     #[test]
     fn default_deadline_is_under_the_host_watchdog() {
         let limits = Limits::default();
-        assert!(limits.call_timeout < HOST_WATCHDOG);
-        assert_eq!(limits.deadline_ticks(), 250);
-        let tiny = Limits {
-            call_timeout: Duration::from_micros(1),
-            ..Limits::default()
-        };
-        assert_eq!(tiny.deadline_ticks(), 1);
+        assert!(limits.deadline() < HOST_WATCHDOG);
+    }
+
+    #[test]
+    fn error_texts_are_capped_on_a_char_boundary() {
+        assert_eq!(cap_text("abc".into(), 3), "abc");
+        let cut = cap_text("ééé".into(), 3);
+        assert!(
+            cut.starts_with("é… [the plugin's text was 6 bytes"),
+            "{cut}"
+        );
+    }
+
+    #[test]
+    fn memory_growth_past_the_cap_is_a_typed_error() {
+        use wasmtime::ResourceLimiter;
+        let mut cap = MemoryCap::new(100);
+        assert!(cap.memory_growing(0, 100, None).unwrap());
+        let error = cap.memory_growing(0, 101, None).unwrap_err();
+        assert_eq!(
+            error.downcast_ref::<MemoryLimit>().map(|m| m.limit),
+            Some(100)
+        );
     }
 
     #[test]

@@ -13,11 +13,17 @@
 //!
 //! The header names the plugin, the grants it was packed with, and the sizes
 //! and digests of the two blobs. The whole payload is verified against the
-//! trailer's digest before anything in it is used, so a truncated or tampered
+//! trailer's digest before anything in it is used, so a truncated or damaged
 //! file is refused with a clear message and never runs half a plugin.
+//!
+//! The digest detects corruption; it does not prove who made the file (it is
+//! unkeyed: anyone can write a valid one). So the precompiled code of a file
+//! is only ever used by that file itself when it runs ([`read_self`]); every
+//! other reader ([`read`]: `inspect`, `install`, `list`) uses the header and
+//! the portable component, which the sandbox compiles itself.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -71,8 +77,7 @@ pub struct PackHeader {
     pub manifest: Option<ManifestDto>,
 }
 
-/// The verified contents of a packed executable, read from a memory map of
-/// the file (nothing is copied).
+/// The verified contents of a packed executable.
 #[derive(Debug)]
 pub struct Packed {
     /// The header.
@@ -81,30 +86,59 @@ pub struct Packed {
     pub digest: String,
     /// Length of the launcher part (everything before the payload).
     pub launcher_len: u64,
-    file: File,
-    map: memmap2::Mmap,
+    bytes: Bytes,
     component: std::ops::Range<usize>,
     precompiled: std::ops::Range<usize>,
+}
+
+/// Where a packed file's bytes live.
+#[derive(Debug)]
+enum Bytes {
+    /// The payload, read into memory: any file that is not the running
+    /// executable (a concurrent truncation cannot fault a safe API).
+    Payload(Vec<u8>),
+    /// The whole running executable, mapped (Linux only: it cannot be
+    /// written while it runs). Kept with its file so its code can be mapped.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    OwnFile { file: File, map: memmap2::Mmap },
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Payload(bytes) => bytes,
+            Bytes::OwnFile { map, .. } => map,
+        }
+    }
 }
 
 impl Packed {
     /// The portable component.
     pub fn component(&self) -> &[u8] {
-        &self.map[self.component.clone()]
+        &self.bytes.as_slice()[self.component.clone()]
     }
 
-    /// The precompiled component for [`PackHeader::engine`].
+    /// The precompiled component for [`PackHeader::engine`]. Native code:
+    /// only the running executable's own may ever be loaded (see
+    /// [`crate::Runtime::load_own_packed`]).
     pub fn precompiled(&self) -> &[u8] {
-        &self.map[self.precompiled.clone()]
+        &self.bytes.as_slice()[self.precompiled.clone()]
     }
 
-    /// The file and the offset of the precompiled component in it, if that
-    /// offset is aligned to [`CODE_ALIGN`] (format 2 on) so it can be mapped.
-    #[cfg_attr(not(all(unix, target_arch = "x86_64")), allow(dead_code))]
+    /// The running executable's file and the offset of the precompiled
+    /// component in it, if this was read by [`read_self`] from a map and
+    /// the offset is aligned to [`CODE_ALIGN`] (format 2 on).
+    #[cfg_attr(
+        not(all(target_os = "linux", target_arch = "x86_64")),
+        allow(dead_code)
+    )]
     pub(crate) fn precompiled_in_file(&self) -> Option<(&File, u64)> {
+        let Bytes::OwnFile { file, .. } = &self.bytes else {
+            return None;
+        };
         let offset = self.precompiled.start as u64;
         (offset.is_multiple_of(CODE_ALIGN) && !self.precompiled.is_empty())
-            .then_some((&self.file, offset))
+            .then_some((file, offset))
     }
 }
 
@@ -172,28 +206,85 @@ pub fn build(
     Ok(out)
 }
 
-/// Reads and verifies the payload of `path`. `Ok(None)` if the file carries
-/// no trailer at all (a plain launcher).
+/// Reads and verifies the payload of `path`, into memory. `Ok(None)` if the
+/// file carries no trailer at all (a plain launcher). Use this for every
+/// file that is not the running executable.
 pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
     let io_err = |source| PackError::Io {
         path: path.to_owned(),
         source,
     };
-    let damaged = |reason: String| PackError::Damaged {
-        path: path.to_owned(),
-        reason,
-    };
-    let file = File::open(path).map_err(io_err)?;
+    let mut file = File::open(path).map_err(io_err)?;
     let size = file.metadata().map_err(io_err)?.len();
     if size < TRAILER_LEN {
         return Ok(None);
     }
-    // SAFETY: the map is read-only. Running executables cannot be written in
-    // place (ETXTBSY) and `install` replaces files by rename, so the bytes do
-    // not change under us; everything read is verified below before use.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
-    let len = map.len();
-    let trailer = &map[len - TRAILER_LEN as usize..];
+    let mut trailer = [0u8; TRAILER_LEN as usize];
+    file.seek(SeekFrom::Start(size - TRAILER_LEN))
+        .and_then(|_| file.read_exact(&mut trailer))
+        .map_err(io_err)?;
+    let Some(payload_len) = payload_len(path, &trailer, size)? else {
+        return Ok(None);
+    };
+    let launcher_len = size - TRAILER_LEN - payload_len;
+    let mut payload = Vec::new();
+    file.seek(SeekFrom::Start(launcher_len))
+        .and_then(|_| (&mut file).take(payload_len).read_to_end(&mut payload))
+        .map_err(io_err)?;
+    if payload.len() as u64 != payload_len {
+        return Err(PackError::Damaged {
+            path: path.to_owned(),
+            reason: "the file was cut while it was read".into(),
+        });
+    }
+    let range = 0..payload.len();
+    verify(path, Bytes::Payload(payload), range, launcher_len, &trailer).map(Some)
+}
+
+/// Reads and verifies the running executable's own payload. On Linux it is
+/// mapped from `/proc/self/exe` (the file that is running, even if its path
+/// was renamed over since), which cannot be written while it runs; its
+/// precompiled code may then run in place. Elsewhere it is read into memory.
+pub fn read_self() -> Result<Option<Packed>, PackError> {
+    #[cfg(target_os = "linux")]
+    {
+        let path = Path::new("/proc/self/exe");
+        let io_err = |source| PackError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = File::open(path).map_err(io_err)?;
+        let size = file.metadata().map_err(io_err)?.len();
+        if size < TRAILER_LEN {
+            return Ok(None);
+        }
+        // SAFETY: the running executable: Linux refuses to open it for
+        // writing while it runs (ETXTBSY), and `install` replaces files by
+        // rename, which leaves this inode as it is.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+        let mut trailer = [0u8; TRAILER_LEN as usize];
+        trailer.copy_from_slice(&map[map.len() - TRAILER_LEN as usize..]);
+        let Some(payload_len) = payload_len(path, &trailer, size)? else {
+            return Ok(None);
+        };
+        let launcher_len = size - TRAILER_LEN - payload_len;
+        let range = launcher_len as usize..(size - TRAILER_LEN) as usize;
+        let bytes = Bytes::OwnFile { file, map };
+        verify(path, bytes, range, launcher_len, &trailer).map(Some)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let exe = std::env::current_exe().map_err(|source| PackError::Io {
+            path: PathBuf::from("(current executable)"),
+            source,
+        })?;
+        read(&exe)
+    }
+}
+
+/// The payload length a trailer gives, checked against the file size;
+/// `None` if the trailer is not ours.
+fn payload_len(path: &Path, trailer: &[u8], size: u64) -> Result<Option<u64>, PackError> {
     if &trailer[..16] != MAGIC {
         return Ok(None);
     }
@@ -201,13 +292,29 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
     len_bytes.copy_from_slice(&trailer[16..24]);
     let payload_len = u64::from_le_bytes(len_bytes);
     if payload_len > MAX_PAYLOAD || payload_len + TRAILER_LEN > size {
-        return Err(damaged(format!(
-            "payload length {payload_len} does not fit in {size} bytes"
-        )));
+        return Err(PackError::Damaged {
+            path: path.to_owned(),
+            reason: format!("payload length {payload_len} does not fit in {size} bytes"),
+        });
     }
-    let launcher_len = size - TRAILER_LEN - payload_len;
-    let start = launcher_len as usize;
-    let payload = &map[start..start + payload_len as usize];
+    Ok(Some(payload_len))
+}
+
+/// Verifies the payload (`range` of `bytes`; at file offset `launcher_len`)
+/// against the trailer, and parses the header and the blob layout.
+fn verify(
+    path: &Path,
+    bytes: Bytes,
+    range: std::ops::Range<usize>,
+    launcher_len: u64,
+    trailer: &[u8],
+) -> Result<Packed, PackError> {
+    let damaged = |reason: String| PackError::Damaged {
+        path: path.to_owned(),
+        reason,
+    };
+    let start = range.start;
+    let payload = &bytes.as_slice()[range];
     let digest = Sha256::digest(payload);
     if digest.as_slice() != &trailer[24..] {
         return Err(damaged(
@@ -219,7 +326,7 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
         .ok_or_else(|| damaged("no header".into()))?;
     let header_bytes = payload
-        .get(4..4 + header_len)
+        .get(4..4usize.saturating_add(header_len))
         .ok_or_else(|| damaged("header length out of range".into()))?;
     let header: PackHeader = serde_json::from_slice(header_bytes)
         .map_err(|e| damaged(format!("unreadable header: {e}")))?;
@@ -229,12 +336,14 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
             format: header.format,
         });
     }
+    // Offsets below are into `bytes`; padding depends on file offsets.
     let body = start + 4 + header_len;
+    let file_body = launcher_len + 4 + header_len as u64;
     let component_len = usize::try_from(header.component_len).unwrap_or(usize::MAX);
     let precompiled_len = usize::try_from(header.precompiled_len).unwrap_or(usize::MAX);
     let pad = match header.format {
         1 => 0,
-        _ => padding(body.saturating_add(component_len) as u64) as usize,
+        _ => padding(file_body.saturating_add(component_len as u64)) as usize,
     };
     let blobs = component_len
         .checked_add(pad)
@@ -245,15 +354,14 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
     let code = body + component_len + pad;
     // The payload digest covers both blobs; `component_sha256` identifies the
     // component for people (`list`, `inspect`) and for `install`'s checks.
-    Ok(Some(Packed {
+    Ok(Packed {
         header,
         digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
         launcher_len,
         component: body..body + component_len,
         precompiled: code..code + precompiled_len,
-        file,
-        map,
-    }))
+        bytes,
+    })
 }
 
 /// The plain launcher bytes of `path`: the file without its payload, if any.
@@ -300,10 +408,12 @@ mod tests {
         let read_back = read(f.path()).unwrap().unwrap();
         assert_eq!(read_back.component(), b"COMP");
         assert_eq!(read_back.precompiled(), b"PRE");
-        assert_eq!(
-            read_back.precompiled_in_file().map(|(_, at)| at),
-            Some(CODE_ALIGN)
-        );
+        // The code is page-aligned in the file, so the file itself could
+        // map it, but a file read by `read` (not the running executable) is
+        // never mapped.
+        let at = CODE_ALIGN as usize;
+        assert_eq!(&packed[at..at + 3], b"PRE");
+        assert!(read_back.precompiled_in_file().is_none());
         assert_eq!(read_back.launcher_len, 8);
         assert_eq!(launcher_bytes(f.path()).unwrap(), b"LAUNCHER");
         assert!(read(write(b"just a launcher").path()).unwrap().is_none());

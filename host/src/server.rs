@@ -17,10 +17,17 @@ use crate::protocol::{dto, method, text};
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// One JSONL session with one plugin.
+///
+/// Requests are read and answered on the calling thread, one at a time;
+/// each call into the plugin runs on a single-threaded tokio runtime owned
+/// by the server, bounded by its deadline. Reading the next line happens
+/// only between calls, so nothing blocks the thread while a deadline runs.
 pub struct Server {
     host: PluginHost,
     /// The dialect of the last request that carried params.
     last_dialect: Dialect,
+    /// Runs the calls; `None` only while being dropped.
+    tokio: Option<tokio::runtime::Runtime>,
 }
 
 /// What handling a request produced.
@@ -28,11 +35,29 @@ type Outcome = Result<Option<Value>, String>;
 
 impl Server {
     /// A session for `host`. Until a request carries params, answers use the
-    /// Core dialect.
-    pub fn new(host: PluginHost) -> Self {
+    /// Core dialect. Fails only if the runtime's timer or I/O driver cannot
+    /// be created.
+    pub fn new(host: PluginHost) -> io::Result<Self> {
+        Ok(Server::with_runtime(host, crate::engine::call_runtime()?))
+    }
+
+    /// The same on a runtime the caller made (e.g. the one that loaded the
+    /// plugin, see [`crate::call_runtime`]). It must be a current-thread
+    /// runtime with time and I/O enabled.
+    pub fn with_runtime(host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
         Server {
             host,
             last_dialect: Dialect::Core,
+            tokio: Some(tokio),
+        }
+    }
+
+    /// Runs one call to completion on the server's runtime.
+    fn run<T>(&mut self, call: impl AsyncFnOnce(&mut PluginHost) -> T) -> T {
+        let Server { host, tokio, .. } = self;
+        match tokio {
+            Some(tokio) => tokio.block_on(call(host)),
+            None => unreachable!("the runtime lives as long as the server"),
         }
     }
 
@@ -62,7 +87,7 @@ impl Server {
                 output.flush()?;
             }
         }
-        if let Err(e) = self.host.deactivate() {
+        if let Err(e) = self.run(async |host| host.deactivate().await) {
             tracing::warn!("[{}] deactivate failed: {e}", self.host.manifest().id);
         }
         Ok(())
@@ -133,29 +158,35 @@ impl Server {
                     Some(params) => decode::<dto::InitializeDto>(params)?,
                     None => dto::InitializeDto::default(),
                 };
+                let request = convert::initialize_request(request);
                 let handshake = self
-                    .host
-                    .initialize(convert::initialize_request(request))
+                    .run(async |host| host.initialize(request).await)
                     .map_err(call_error)?;
                 to_value(convert::handshake(handshake))
             }
             method::TOOL_EXECUTE => {
                 let params = params.ok_or(text::TOOL_MISSING)?;
                 let call = convert::tool_call(decode(params)?);
-                let text = self.host.execute_tool(call).map_err(call_error)?;
+                let text = self
+                    .run(async |host| host.execute_tool(call).await)
+                    .map_err(call_error)?;
                 Ok(Some(Value::String(text)))
             }
             method::COMMAND_EXECUTE => {
                 let params = params.ok_or(text::COMMAND_MISSING)?;
                 let call = convert::command_call(decode(params)?);
-                let result = self.host.execute_command(call).map_err(call_error)?;
+                let result = self
+                    .run(async |host| host.execute_command(call).await)
+                    .map_err(call_error)?;
                 to_value(convert::command_result(result))
             }
             method::HOOK_EMIT => {
                 let params = params.ok_or(text::HOOK_MISSING)?;
                 let payload: dto::HookEmitDto = decode(params)?;
                 match convert::hook_payload(payload.clone()) {
-                    Some(payload) => self.host.emit_hook(payload).map_err(call_error)?,
+                    Some(payload) => self
+                        .run(async |host| host.emit_hook(payload).await)
+                        .map_err(call_error)?,
                     // No plugin can have a handler for an event this version
                     // does not know: acknowledge it, as for any unhandled event.
                     None => tracing::debug!("acknowledging unknown hook event {}", payload.event),
@@ -179,6 +210,16 @@ fn to_value(value: impl serde::Serialize) -> Outcome {
 
 fn call_error(error: CallError) -> String {
     error.to_string()
+}
+
+impl Drop for Server {
+    /// A call stopped at its deadline may leave a thread blocked in the
+    /// system (a name lookup that never answers): do not wait for it.
+    fn drop(&mut self) {
+        if let Some(tokio) = self.tokio.take() {
+            tokio.shutdown_background();
+        }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use wasmtime::StoreLimits;
+use std::collections::HashMap;
+
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
-use crate::limits::OutputBudget;
+use crate::limits::{LINE_OVERHEAD, MemoryCap, OutputBudget, cap_text};
 use crate::policy::NetGuard;
 use crate::stdio::GUEST_TARGET;
 
@@ -20,11 +21,14 @@ pub struct HostState {
     pub(crate) plugin_id: Arc<str>,
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: MemoryCap,
     /// The latest accepted snapshot; replaced (never merged) by the host.
     pub(crate) snapshot: Option<Arc<wit::RuntimeSnapshot>>,
     /// The network allow-list, when the plugin may use the network.
     pub(crate) net: Option<Arc<NetGuard>>,
+    /// Open name lookups (resource id of the stream) and the allow-list
+    /// rules that learn the addresses they answer (see `policy/net.rs`).
+    pub(crate) lookups: HashMap<u32, Vec<usize>>,
     /// Output this call may still write (shared with stdout and stderr).
     pub(crate) output: Arc<OutputBudget>,
     /// Guest path of the data directory, if mounted.
@@ -85,37 +89,16 @@ impl host_info::Host for HostState {
 
 impl logging::Host for HostState {
     fn log(&mut self, level: logging::Level, message: String) -> wasmtime::Result<()> {
-        self.output.spend(message.len())?;
         let id = &self.plugin_id;
-        let message = truncate(&message, MAX_LOG_MESSAGE);
+        // Charged as written: the message (as cut), the id and the line's frame.
+        let message = cap_text(message, MAX_LOG_MESSAGE);
+        self.output
+            .spend(message.len() + id.len() + LINE_OVERHEAD)?;
         match level {
             logging::Level::Info => tracing::info!(target: GUEST_TARGET, "[{id}] {message}"),
             logging::Level::Warn => tracing::warn!(target: GUEST_TARGET, "[{id}] {message}"),
             logging::Level::Error => tracing::error!(target: GUEST_TARGET, "[{id}] {message}"),
         }
         Ok(())
-    }
-}
-
-/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
-fn truncate(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if text.len() <= max {
-        return text.into();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} more bytes cut]", &text[..end], text.len() - end).into()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn truncation_respects_char_boundaries() {
-        assert_eq!(truncate("abc", 3), "abc");
-        assert_eq!(truncate("ééé", 3), "é… [4 more bytes cut]");
     }
 }

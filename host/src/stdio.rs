@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 
-use crate::limits::OutputBudget;
+use crate::limits::{LINE_OVERHEAD, OutputBudget};
 
 /// Longest partial line kept before it is emitted anyway.
 const MAX_PENDING_LINE: usize = 64 * 1024;
@@ -22,6 +22,8 @@ pub const GUEST_TARGET: &str = "lingxi_wasm::guest";
 pub struct GuestOutput {
     inner: Arc<Mutex<LineBuffer>>,
     budget: Arc<OutputBudget>,
+    /// What each line costs beyond its bytes: prefix and frame.
+    per_line: usize,
 }
 
 struct LineBuffer {
@@ -43,11 +45,27 @@ impl LineBuffer {
         if self.pending.is_empty() {
             return;
         }
-        let text = String::from_utf8_lossy(&self.pending);
+        let text = lossy_no_longer(&self.pending);
         let line = text.trim_end_matches(['\n', '\r']);
         tracing::info!(target: GUEST_TARGET, "[{}] {}", self.prefix, line);
         self.pending.clear();
     }
+}
+
+/// Like `String::from_utf8_lossy`, but an invalid sequence becomes one `?`,
+/// so the text is never longer than the bytes it was charged for.
+fn lossy_no_longer(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return text.into();
+    }
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            text.push('?');
+        }
+    }
+    text.into()
 }
 
 impl Drop for LineBuffer {
@@ -60,13 +78,26 @@ impl GuestOutput {
     /// Output of `stream` (`stdout` or `stderr`) of the plugin `plugin_id`,
     /// charged to `budget`.
     pub fn new(plugin_id: &str, stream: &str, budget: Arc<OutputBudget>) -> Self {
+        let prefix = format!("{plugin_id} {stream}");
         GuestOutput {
+            per_line: prefix.len() + LINE_OVERHEAD,
             inner: Arc::new(Mutex::new(LineBuffer {
-                prefix: format!("{plugin_id} {stream}"),
+                prefix,
                 pending: Vec::new(),
             })),
             budget,
         }
+    }
+
+    /// Charges `bytes` as they will be written: the bytes plus, for each
+    /// line they end, its prefix and frame (an empty line costs that too).
+    fn charge(&self, bytes: &[u8]) -> Result<(), crate::limits::OutputFlood> {
+        let lines = bytes.iter().filter(|b| **b == b'\n').count();
+        self.budget.spend(
+            bytes
+                .len()
+                .saturating_add(lines.saturating_mul(self.per_line)),
+        )
     }
 
     fn write_bytes(&self, bytes: &[u8]) {
@@ -105,8 +136,7 @@ impl Pollable for GuestOutput {
 
 impl OutputStream for GuestOutput {
     fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
-        self.budget
-            .spend(bytes.len())
+        self.charge(&bytes)
             .map_err(|flood| StreamError::Trap(flood.into()))?;
         self.write_bytes(&bytes);
         Ok(())
@@ -125,7 +155,7 @@ impl tokio::io::AsyncWrite for GuestOutput {
         _cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        if let Err(flood) = self.budget.spend(buf.len()) {
+        if let Err(flood) = self.charge(buf) {
             return Poll::Ready(Err(std::io::Error::other(flood)));
         }
         self.write_bytes(buf);
@@ -136,5 +166,27 @@ impl tokio::io::AsyncWrite for GuestOutput {
     }
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_is_charged_with_its_frame() {
+        let budget = OutputBudget::new(1000);
+        let out = GuestOutput::new("p", "stdout", budget.clone());
+        let per_line = "p stdout".len() + LINE_OVERHEAD;
+        // Ten empty lines cost ten frames, not ten bytes.
+        out.charge(&[b'\n'; 10]).unwrap();
+        assert!(budget.spend(1000 - 10 - 10 * per_line).is_ok());
+        assert!(budget.spend(1).is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_is_never_longer_when_written() {
+        assert_eq!(lossy_no_longer(b"ok"), "ok");
+        assert_eq!(lossy_no_longer(&[b'a', 0xff, 0xfe, b'b']), "a??b");
     }
 }

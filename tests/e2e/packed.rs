@@ -201,7 +201,7 @@ fn install_list_uninstall_where_lingxi_looks() {
         "{out}"
     );
     assert!(
-        out.contains("declares  projectRead") && out.contains("grants    as declared"),
+        out.contains("declares       projectRead") && out.contains("capabilities   as declared"),
         "{out}"
     );
     let transcript = workspace_root().join("tests/conformance/spec7-core-dialect.jsonl");
@@ -231,7 +231,7 @@ fn install_list_uninstall_where_lingxi_looks() {
     );
     let (ok, out, err) = launcher(h, p, &[&install[..], &["--force"]].concat());
     assert!(ok, "{err}");
-    assert!(out.contains("grants    (none)"), "{out}");
+    assert!(out.contains("capabilities   (none)"), "{out}");
     // Reinstalling the same plugin (an upgrade) needs no --force.
     assert!(launcher(h, p, &install).0);
 

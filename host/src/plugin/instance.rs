@@ -12,7 +12,7 @@ use crate::stdio::GuestOutput;
 use crate::storage::DATA_GUEST_PATH;
 
 impl PluginHost {
-    pub(super) fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
+    pub(super) async fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
         let id = self.manifest().id.clone();
         let budget = OutputBudget::new(self.limits.max_output_bytes);
         let outputs = [
@@ -30,14 +30,21 @@ impl PluginHost {
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
-        let bindings =
-            self.component
-                .pre
-                .instantiate(&mut store)
-                .map_err(|e| CallError::Instantiate {
-                    plugin: id.clone(),
-                    reason: format!("{e:#}"),
-                })?;
+        let instantiate_error = |reason: String| CallError::Instantiate {
+            plugin: id.clone(),
+            reason,
+        };
+        // Instantiating runs the guest's start code: the deadline holds here too.
+        let instantiating = self.component.pre.instantiate_async(&mut store);
+        let bindings = match tokio::time::timeout(self.limits.deadline(), instantiating).await {
+            Ok(result) => result.map_err(|e| instantiate_error(format!("{e:#}")))?,
+            Err(_) => {
+                return Err(instantiate_error(format!(
+                    "instantiating did not finish within {:.1} s",
+                    self.limits.deadline().as_secs_f64()
+                )));
+            }
+        };
         Ok(Live {
             store,
             bindings,

@@ -8,8 +8,11 @@
 //! nothing else needs re-applying. Building instances is in [`instance`],
 //! classifying failures and the trap storm breaker in [`recovery`].
 
+mod handshake;
 mod instance;
 mod recovery;
+
+use handshake::{handshake_size, manifest_differences};
 
 use std::collections::VecDeque;
 use std::fmt::Display;
@@ -23,7 +26,7 @@ use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
-use crate::limits::{Limits, OutputBudget};
+use crate::limits::{Limits, OutputBudget, cap_text};
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
@@ -42,7 +45,9 @@ struct Live {
     data_writable: bool,
 }
 
-/// One plugin in its sandbox.
+/// One plugin in its sandbox. Every call is async and bounded by
+/// [`Limits::call_timeout`]; calls to one plugin take `&mut self`, so they
+/// run one at a time, in order.
 pub struct PluginHost {
     component: PluginComponent,
     grant: Grant,
@@ -133,48 +138,57 @@ impl PluginHost {
         Ok(())
     }
 
-    /// `plugin.initialize`.
-    pub fn initialize(
+    /// `plugin.initialize`. The handshake must carry the manifest the
+    /// sandbox was built from (the one [`PluginHost::manifest`] returns): a
+    /// plugin that claims another id or other capabilities here is refused.
+    pub async fn initialize(
         &mut self,
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
-        self.ensure_live(true)?;
-        let result = self.guard(&"plugin.initialize", |b, s| {
-            b.lingxi_plugin_plugin()
-                .call_initialize(s, &request)
-                .map(|r| r.map_err(CallError::Plugin))
-        });
-        if result.is_ok() {
-            self.initialized_with = Some(request);
+        self.ensure_live(true).await?;
+        let Reply::Handshake(handshake) = self
+            .guard(&"plugin.initialize", Call::Initialize(request.clone()))
+            .await?
+        else {
+            unreachable!("initialize answers a handshake")
+        };
+        let differences = manifest_differences(self.manifest(), &handshake.manifest);
+        if !differences.is_empty() {
+            let error = CallError::ManifestMismatch {
+                plugin: self.manifest().id.clone(),
+                differences: differences.join("; "),
+            };
+            tracing::error!("[{}] {error}", self.manifest().id);
+            self.live = None;
+            return Err(error);
         }
-        result
+        self.check_size(&"plugin.initialize", handshake_size(&handshake))?;
+        self.initialized_with = Some(request);
+        Ok(*handshake)
     }
 
     /// `tool.execute`.
-    pub fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
-        self.ensure_live(false)?;
+    pub async fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
+        self.ensure_live(false).await?;
         let label = Label("tool.execute", &call.tool_name);
-        let output = self.guard(&label, |b, s| {
-            b.lingxi_plugin_plugin()
-                .call_execute_tool(s, &call)
-                .map(|r| r.map_err(CallError::Plugin))
-        })?;
+        let label = label.to_string();
+        let Reply::Text(output) = self.guard(&label, Call::Tool(call)).await? else {
+            unreachable!("execute-tool answers text")
+        };
         self.check_size(&label, output.len())?;
         Ok(output)
     }
 
     /// `command.execute`.
-    pub fn execute_command(
+    pub async fn execute_command(
         &mut self,
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
-        self.ensure_live(false)?;
-        let label = Label("command.execute", &call.command_name);
-        let result = self.guard(&label, |b, s| {
-            b.lingxi_plugin_plugin()
-                .call_execute_command(s, &call)
-                .map(|r| r.map_err(CallError::Plugin))
-        })?;
+        self.ensure_live(false).await?;
+        let label = Label("command.execute", &call.command_name).to_string();
+        let Reply::Command(result) = self.guard(&label, Call::Command(call)).await? else {
+            unreachable!("execute-command answers a command result")
+        };
         let size = match &result {
             wit::CommandResult::Message(m) => {
                 m.text.len() + m.title.as_ref().map_or(0, String::len)
@@ -186,27 +200,21 @@ impl PluginHost {
     }
 
     /// `hook.emit`.
-    pub fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
-        self.ensure_live(false)?;
-        let label = Label("hook.emit", payload.event.wire_name());
-        self.guard(&label, |b, s| {
-            b.lingxi_plugin_plugin()
-                .call_emit_hook(s, &payload)
-                .map(|r| r.map_err(CallError::Plugin))
-        })
+    pub async fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
+        self.ensure_live(false).await?;
+        let label = Label("hook.emit", payload.event.wire_name()).to_string();
+        self.guard(&label, Call::Hook(payload)).await.map(drop)
     }
 
     /// End of session: lets a running plugin clean up, then drops it.
-    pub fn deactivate(&mut self) -> Result<(), CallError> {
+    pub async fn deactivate(&mut self) -> Result<(), CallError> {
         if self.live.is_none() {
             return Ok(());
         }
-        let result = self.guard(&"deactivate", |b, s| {
-            b.lingxi_plugin_plugin().call_deactivate(s).map(Ok)
-        });
+        let result = self.guard(&"deactivate", Call::Deactivate).await;
         self.live = None;
         self.initialized_with = None;
-        result
+        result.map(drop)
     }
 
     /// Whether the plugin was disabled after repeated traps, and why.
@@ -237,7 +245,7 @@ impl PluginHost {
     /// Makes sure a live instance exists that mounts the current workspace
     /// root. A fresh instance is re-initialized with the last successful
     /// initialize request, unless `for_initialize` (the caller is about to).
-    fn ensure_live(&mut self, for_initialize: bool) -> Result<(), CallError> {
+    async fn ensure_live(&mut self, for_initialize: bool) -> Result<(), CallError> {
         if let Some(reason) = &self.disabled {
             return Err(CallError::Disabled {
                 plugin: self.manifest().id.clone(),
@@ -263,21 +271,21 @@ impl PluginHost {
             );
             self.live = None;
         }
-        let live = self.instantiate(root)?;
+        let live = self.instantiate(root).await?;
         self.live = Some(live);
         if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
-            self.guard(&"plugin.initialize (after restart)", |b, s| {
-                b.lingxi_plugin_plugin()
-                    .call_initialize(s, &request)
-                    .map(|r| r.map(drop).map_err(CallError::Plugin))
-            })?;
+            self.guard(
+                &"plugin.initialize (after restart)",
+                Call::Initialize(request),
+            )
+            .await?;
         }
         Ok(())
     }
 
     /// After a call that wrote (or may have): fails it if the data directory is now
     /// over quota, and drops the instance so the next one mounts it read-only.
-    fn check_quota(&mut self, label: &dyn Display) -> Result<(), CallError> {
+    fn check_quota(&mut self, label: &(dyn Display + Sync)) -> Result<(), CallError> {
         let (Some(live), Some(data)) = (&mut self.live, &self.data) else {
             return Ok(());
         };
@@ -300,16 +308,16 @@ impl PluginHost {
         Err(error)
     }
 
-    /// Runs one guest call with a fresh deadline and the current snapshot.
-    /// A trap (including a deadline or memory trap) drops the instance.
-    fn guard<R>(
+    /// Runs one guest call under its deadline with the current snapshot.
+    /// The deadline is a timer around the whole call: whatever the guest
+    /// does (spinning, sleeping, waiting on a socket or a name lookup), the
+    /// call ends when it fires. A trap or an expired deadline drops the
+    /// instance; a plugin's error text is held to the result limit.
+    async fn guard(
         &mut self,
-        label: &dyn Display,
-        call: impl FnOnce(
-            &LingxiPlugin,
-            &mut Store<HostState>,
-        ) -> wasmtime::Result<Result<R, CallError>>,
-    ) -> Result<R, CallError> {
+        label: &(dyn Display + Sync),
+        call: Call,
+    ) -> Result<Reply, CallError> {
         let Some(live) = self.live.as_mut() else {
             return Err(CallError::Instantiate {
                 plugin: self.component.manifest().id.clone(),
@@ -317,23 +325,93 @@ impl PluginHost {
             });
         };
         live.store.data_mut().snapshot = self.snapshot.clone();
-        live.store.set_epoch_deadline(self.limits.deadline_ticks());
         live.budget.reset();
-        let outcome = call(&live.bindings, &mut live.store);
+        let running = call.invoke(&live.bindings, &mut live.store);
+        let outcome = tokio::time::timeout(self.limits.deadline(), running).await;
         for output in &live.outputs {
             output.flush_partial();
         }
-        self.check_quota(label)?;
-        match outcome {
-            Ok(result) => result,
-            Err(error) => {
-                self.live = None;
-                let error = self.classify(label, error);
-                tracing::warn!("[{}] {error}", self.component.manifest().id);
-                self.count_trap(&error);
-                Err(error)
+        let quota = self.check_quota(label);
+        let error = match outcome {
+            Ok(Ok(Ok(reply))) => return quota.map(|()| reply),
+            Ok(Ok(Err(text))) => {
+                quota?;
+                return Err(CallError::Plugin(cap_text(
+                    text,
+                    self.limits.max_result_bytes,
+                )));
             }
-        }
+            Ok(Err(trap)) => self.classify(label, trap),
+            Err(_elapsed) => CallError::Timeout {
+                call: label.to_string(),
+                limit: self.limits.deadline(),
+            },
+        };
+        // A crash counts toward the breaker even when the call also left the
+        // data directory over quota (that is logged by `check_quota`, and the
+        // next instance mounts it read-only).
+        self.live = None;
+        tracing::warn!("[{}] {error}", self.component.manifest().id);
+        self.count_trap(&error);
+        Err(error)
+    }
+}
+
+impl Drop for PluginHost {
+    /// The instance goes before the component: its store runs code that the
+    /// component may keep mapped (see `PluginComponent`).
+    fn drop(&mut self) {
+        self.live = None;
+    }
+}
+
+/// One call into the guest.
+enum Call {
+    Initialize(wit::InitializeRequest),
+    Tool(wit::ToolCall),
+    Command(wit::CommandCall),
+    Hook(wit::HookPayload),
+    Deactivate,
+}
+
+/// What a call answered.
+enum Reply {
+    Handshake(Box<wit::Handshake>),
+    Text(String),
+    Command(wit::CommandResult),
+    Done,
+}
+
+impl Call {
+    /// Calls the guest. Outer error: a trap; inner error: the plugin's text.
+    async fn invoke(
+        self,
+        bindings: &LingxiPlugin,
+        store: &mut Store<HostState>,
+    ) -> wasmtime::Result<Result<Reply, String>> {
+        let plugin = bindings.lingxi_plugin_plugin();
+        Ok(match self {
+            Call::Initialize(request) => plugin
+                .call_initialize(store, &request)
+                .await?
+                .map(|h| Reply::Handshake(Box::new(h))),
+            Call::Tool(call) => plugin
+                .call_execute_tool(store, &call)
+                .await?
+                .map(Reply::Text),
+            Call::Command(call) => plugin
+                .call_execute_command(store, &call)
+                .await?
+                .map(Reply::Command),
+            Call::Hook(payload) => plugin
+                .call_emit_hook(store, &payload)
+                .await?
+                .map(|()| Reply::Done),
+            Call::Deactivate => {
+                plugin.call_deactivate(store).await?;
+                Ok(Reply::Done)
+            }
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use wasmtime::Trap;
 
 use super::PluginHost;
 use crate::error::CallError;
-use crate::limits::OutputFlood;
+use crate::limits::{MemoryLimit, OutputFlood};
 
 impl PluginHost {
     /// Records a trap; disables the plugin once too many fall in the window.
@@ -50,6 +50,12 @@ impl PluginHost {
                 status: exit.0,
             };
         }
+        if let Some(memory) = error.downcast_ref::<MemoryLimit>() {
+            return CallError::Memory {
+                call,
+                limit_bytes: memory.limit,
+            };
+        }
         match error.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) => CallError::Timeout {
                 call,
@@ -59,12 +65,6 @@ impl PluginHost {
                 call,
                 limit_bytes: self.limits.max_memory_bytes,
             },
-            _ if format!("{error:#}").contains("forcing trap when growing memory") => {
-                CallError::Memory {
-                    call,
-                    limit_bytes: self.limits.max_memory_bytes,
-                }
-            }
             _ => CallError::Trap {
                 call,
                 reason: trap_reason(&error),

@@ -92,6 +92,19 @@ pub enum PolicyError {
         /// Why it cannot be used.
         source: std::io::Error,
     },
+    /// A relative directory: it would be resolved against whatever folder
+    /// the launcher happens to run in (a LingXi host starts plugins in the
+    /// plugin's own folder).
+    #[error(
+        "{flag} {}: directories in a policy must be absolute paths (a relative one would depend on the folder the plugin is started in); write it from /",
+        path.display()
+    )]
+    Relative {
+        /// The flag or key.
+        flag: &'static str,
+        /// The directory as given.
+        path: PathBuf,
+    },
     /// A bad network rule.
     #[error(transparent)]
     Net(#[from] NetRuleError),
@@ -144,6 +157,12 @@ impl PolicySpec {
             Some(names) => Some(parse_capabilities(names)?),
         };
         let dir = |flag, path: &PathBuf| {
+            if !path.is_absolute() {
+                return Err(PolicyError::Relative {
+                    flag,
+                    path: path.clone(),
+                });
+            }
             path.canonicalize()
                 .map_err(|source| PolicyError::Directory {
                     flag,
@@ -174,9 +193,10 @@ impl PolicySpec {
                 .map(|r| r.parse())
                 .collect::<Result<_, _>>()?,
             env: parse_env(&self.env, lookup_env)?,
-            data_root: match self.no_storage {
-                true => None,
-                false => self.data_root.clone().or_else(crate::storage::default_root),
+            data_root: match (self.no_storage, &self.data_root) {
+                (true, _) => None,
+                (false, Some(root)) => Some(data_root(root)?),
+                (false, None) => crate::storage::default_root(),
             },
         };
         let mut limits = Limits::default();
@@ -204,6 +224,33 @@ impl PolicySpec {
                 .ok_or_else(|| PolicyError::Limit(format!("--storage-quota {mib}: too large")))?;
         }
         Ok((grant, limits))
+    }
+}
+
+/// The data root: absolute, canonical if it exists (it is created on first
+/// use), and without `..` if it does not.
+fn data_root(root: &Path) -> Result<PathBuf, PolicyError> {
+    let flag = "--data-root";
+    if !root.is_absolute() {
+        return Err(PolicyError::Relative {
+            flag,
+            path: root.to_owned(),
+        });
+    }
+    match root.canonicalize() {
+        Ok(canonical) => Ok(canonical),
+        Err(_)
+            if root
+                .components()
+                .all(|c| !matches!(c, std::path::Component::ParentDir)) =>
+        {
+            Ok(root.to_owned())
+        }
+        Err(source) => Err(PolicyError::Directory {
+            flag,
+            path: root.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -305,6 +352,24 @@ mod tests {
             })
             .contains("--allow-read /no/such/dir")
         );
+        for relative in ["../..", "data", "./x"] {
+            let message = bad(PolicySpec {
+                data_root: Some(relative.into()),
+                ..Default::default()
+            });
+            assert!(
+                message.contains("--data-root") && message.contains("must be absolute"),
+                "{message}"
+            );
+            let message = bad(PolicySpec {
+                allow_write: vec![relative.into()],
+                ..Default::default()
+            });
+            assert!(
+                message.contains("--allow-write") && message.contains("must be absolute"),
+                "{message}"
+            );
+        }
         assert!(
             bad(PolicySpec {
                 env: vec!["=x".into()],

@@ -3,8 +3,11 @@
 //! Rules are `host:port`, like Spin's: host is `*` (any), `*.example.com`
 //! (any subdomain), a name, or an IP literal (`[::1]` for IPv6); port is `*`,
 //! a number, or a range `8000-8100`. Enforcement has two hooks:
-//! - name lookup: the guest may only resolve names some rule allows; the
-//!   addresses a lookup returns are remembered for that rule;
+//! - name lookup: the guest may only resolve names some rule allows, judged
+//!   on the name exactly as WASI will look it up (percent-decoded, IDNA
+//!   punycode, lower case); the addresses WASI's own lookup then hands the
+//!   guest are remembered for that rule, as the guest reads them (one
+//!   lookup, not a second one of ours that could answer differently);
 //! - every socket address the guest binds, connects or sends to is checked:
 //!   an IP literal rule, a `*` rule, or an address resolved from an allowed
 //!   name, with a matching port. Anything else is refused (the guest sees
@@ -12,7 +15,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -154,39 +157,50 @@ impl NetGuard {
         })
     }
 
-    /// Checks a name lookup; on success remembers the addresses the name
-    /// resolves to (here, with the system resolver) for the matching rules.
-    pub fn check_lookup(&self, name: &str) -> bool {
+    /// Checks a name lookup. `None` if denied (and logged); else the rules
+    /// whose allowed addresses must be learnt from the lookup's answers
+    /// (empty when only `*` or IP rules matched). The name is judged as
+    /// WASI will resolve it; a name WASI cannot parse is left to WASI, which
+    /// refuses it.
+    pub fn check_lookup(&self, name: &str) -> Option<Vec<usize>> {
+        let normalized = match url::Host::parse(name) {
+            Ok(url::Host::Domain(domain)) => domain,
+            Ok(url::Host::Ipv4(ip)) => ip.to_string(),
+            Ok(url::Host::Ipv6(ip)) => ip.to_string(),
+            Err(_) => name.to_owned(),
+        };
         let matching: Vec<usize> = (0..self.rules.len())
-            .filter(|i| self.rules[*i].allows_name(name))
+            .filter(|i| self.rules[*i].allows_name(&normalized))
             .collect();
         if matching.is_empty() {
             tracing::warn!(
-                "[{}] name lookup of {name:?} denied: not in the network allow-list (allow it with --allow-net {name}:PORT)",
+                "[{}] name lookup of {name:?} denied: not in the network allow-list (allow it with --allow-net {normalized}:PORT)",
                 self.plugin_id
             );
-            return false;
+            return None;
         }
         // Only name rules need to learn addresses; `*` and IP rules match
-        // addresses directly, so skip the extra lookup for them.
-        let needs_addresses = matching.iter().any(|i| {
-            matches!(
-                self.rules[*i].host,
-                HostPattern::Name(_) | HostPattern::Subdomains(_)
-            )
-        });
-        if !needs_addresses {
-            return true;
+        // addresses directly.
+        Some(
+            matching
+                .into_iter()
+                .filter(|i| {
+                    matches!(
+                        self.rules[*i].host,
+                        HostPattern::Name(_) | HostPattern::Subdomains(_)
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// Remembers that WASI's lookup of a name allowed by `rules` answered
+    /// `ip`: connections to it are then allowed on those rules' ports.
+    pub fn learn(&self, ip: IpAddr, rules: &[usize]) {
+        let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        for i in rules {
+            resolved.insert((ip.to_canonical(), *i));
         }
-        if let Ok(addrs) = (name, 0u16).to_socket_addrs() {
-            let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
-            for addr in addrs {
-                for i in &matching {
-                    resolved.insert((addr.ip(), *i));
-                }
-            }
-        }
-        true
     }
 
     /// Checks one socket address the guest binds, connects or sends to.
@@ -210,7 +224,7 @@ impl NetGuard {
                     HostPattern::Any => true,
                     HostPattern::Ip(ip) => *ip == addr.ip(),
                     HostPattern::Name(_) | HostPattern::Subdomains(_) => {
-                        resolved.contains(&(addr.ip(), i))
+                        resolved.contains(&(addr.ip().to_canonical(), i))
                     }
                 }
         });
@@ -228,18 +242,24 @@ impl NetGuard {
     }
 }
 
-/// Replaces `wasi:sockets/ip-name-lookup.resolve-addresses` in `linker` by a
-/// version that first asks the instance's [`NetGuard`]. Must run after WASI
-/// was added to the linker.
+/// Replaces two functions of `wasi:sockets/ip-name-lookup` in `linker`:
+/// `resolve-addresses` first asks the instance's [`NetGuard`], and
+/// `resolve-next-address` teaches the guard each address WASI's lookup
+/// hands the guest. Must run after WASI was added to the linker. Both are
+/// synchronous in wasmtime-wasi: the lookup itself runs on tokio's blocking
+/// pool and the guest waits for it through a pollable, so a slow resolver
+/// never holds the thread that owns the call's deadline.
 pub(crate) fn link_name_lookup(
     linker: &mut wasmtime::component::Linker<crate::state::HostState>,
 ) -> wasmtime::Result<()> {
     use wasmtime::component::Resource;
-    use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{Host, ResolveAddressStream};
-    use wasmtime_wasi::p2::bindings::sockets::network::{ErrorCode, Network};
+    use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
+        Host, HostResolveAddressStream, ResolveAddressStream,
+    };
+    use wasmtime_wasi::p2::bindings::sockets::network::{ErrorCode, IpAddress, Network};
     use wasmtime_wasi::sockets::WasiSocketsView;
 
-    type Answer = (Result<Resource<ResolveAddressStream>, ErrorCode>,);
+    type Stream = Resource<ResolveAddressStream>;
 
     linker.allow_shadowing(true);
     let mut instance = linker.instance(NAME_LOOKUP_INTERFACE)?;
@@ -247,13 +267,39 @@ pub(crate) fn link_name_lookup(
         "resolve-addresses",
         |mut store: wasmtime::StoreContextMut<'_, crate::state::HostState>,
          (network, name): (Resource<Network>, String)|
-         -> wasmtime::Result<Answer> {
+         -> wasmtime::Result<(Result<Stream, ErrorCode>,)> {
             let state = store.data_mut();
-            if state.net.as_ref().is_some_and(|g| !g.check_lookup(&name)) {
-                return Ok((Err(ErrorCode::AccessDenied),));
-            }
+            let learn = match &state.net {
+                Some(guard) => match guard.check_lookup(&name) {
+                    Some(rules) => rules,
+                    None => return Ok((Err(ErrorCode::AccessDenied),)),
+                },
+                None => Vec::new(),
+            };
             match Host::resolve_addresses(&mut state.sockets(), network, name) {
-                Ok(stream) => Ok((Ok(stream),)),
+                Ok(stream) => {
+                    state.lookups.insert(stream.rep(), learn);
+                    Ok((Ok(stream),))
+                }
+                Err(error) => Ok((Err(error.downcast()?),)),
+            }
+        },
+    )?;
+    instance.func_wrap(
+        "[method]resolve-address-stream.resolve-next-address",
+        |mut store: wasmtime::StoreContextMut<'_, crate::state::HostState>,
+         (stream,): (Stream,)|
+         -> wasmtime::Result<(Result<Option<IpAddress>, ErrorCode>,)> {
+            let state = store.data_mut();
+            let rep = stream.rep();
+            match HostResolveAddressStream::resolve_next_address(&mut state.sockets(), stream) {
+                Ok(Some(address)) => {
+                    if let (Some(guard), Some(rules)) = (&state.net, state.lookups.get(&rep)) {
+                        guard.learn(ip_of(address), rules);
+                    }
+                    Ok((Ok(Some(address)),))
+                }
+                Ok(None) => Ok((Ok(None),)),
                 Err(error) => Ok((Err(error.downcast()?),)),
             }
         },
@@ -262,8 +308,17 @@ pub(crate) fn link_name_lookup(
     Ok(())
 }
 
-/// The interface whose lookup function is replaced; the version must be the
-/// one wasmtime-wasi registers.
+/// The host's form of a WASI IP address.
+fn ip_of(address: wasmtime_wasi::p2::bindings::sockets::network::IpAddress) -> IpAddr {
+    use wasmtime_wasi::p2::bindings::sockets::network::IpAddress;
+    match address {
+        IpAddress::Ipv4((a, b, c, d)) => IpAddr::from([a, b, c, d]),
+        IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => IpAddr::from([a, b, c, d, e, f, g, h]),
+    }
+}
+
+/// The interface whose lookup functions are replaced; the version must be
+/// the one wasmtime-wasi registers.
 const NAME_LOOKUP_INTERFACE: &str = "wasi:sockets/ip-name-lookup@0.2.12";
 
 #[cfg(test)]
@@ -319,12 +374,29 @@ mod tests {
     }
 
     #[test]
-    fn resolved_names_allow_their_addresses() {
-        let guard = NetGuard::new("p", &[rule("localhost:7000")]);
+    fn learnt_addresses_allow_their_rules_ports_only() {
+        let guard = NetGuard::new("p", &[rule("localhost:7000"), rule("*:9")]);
         assert!(!guard.check_addr("127.0.0.1:7000".parse().unwrap(), false));
-        assert!(guard.check_lookup("localhost"));
+        let rules = guard.check_lookup("localhost").unwrap();
+        assert_eq!(rules, vec![0], "only the name rule learns addresses");
+        guard.learn("127.0.0.1".parse().unwrap(), &rules);
         assert!(guard.check_addr("127.0.0.1:7000".parse().unwrap(), false));
         assert!(!guard.check_addr("127.0.0.1:7001".parse().unwrap(), false));
-        assert!(!guard.check_lookup("example.org"));
+        // An IPv4 address learnt also allows its IPv4-mapped IPv6 form.
+        assert!(guard.check_addr("[::ffff:127.0.0.1]:7000".parse().unwrap(), false));
+    }
+
+    #[test]
+    fn names_are_judged_as_wasi_will_resolve_them() {
+        let guard = NetGuard::new(
+            "p",
+            &[rule("example.com:443"), rule("*.xn--bcher-kva.example:*")],
+        );
+        // Percent-encoding and case are undone before the check, as WASI does.
+        assert!(guard.check_lookup("EX%61mple.com").is_some());
+        assert!(guard.check_lookup("example.com.evil.org").is_none());
+        // Unicode names are checked in their punycode form.
+        assert!(guard.check_lookup("a.bücher.example").is_some());
+        assert!(guard.check_lookup("еxample.com").is_none(), "Cyrillic е");
     }
 }

@@ -15,10 +15,10 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceTable};
 use wasmtime_wasi::filesystem::{WasiFilesystemCtxView, WasiFilesystemView};
 use wasmtime_wasi::p2::FsResult;
-use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
+use wasmtime_wasi::p2::bindings::filesystem::types::{
     Descriptor, DescriptorFlags, ErrorCode, Host, HostDescriptor, OpenFlags, PathFlags,
 };
-use wasmtime_wasi::p2::bindings::sync::io::streams::OutputStream;
+use wasmtime_wasi::p2::bindings::io::streams::OutputStream;
 
 use crate::state::HostState;
 
@@ -65,21 +65,7 @@ fn answer<T>(
     }
 }
 
-/// Runs `call` on the filesystem view after marking the instance written.
-fn marked<A, T>(
-    mut store: StoreContextMut<'_, HostState>,
-    mark: bool,
-    args: A,
-    call: impl FnOnce(&mut WasiFilesystemCtxView<'_>, A) -> FsResult<T>,
-) -> wasmtime::Result<(Result<T, ErrorCode>,)> {
-    let state = store.data_mut();
-    state.writes.wrote |= mark;
-    let mut fs = state.filesystem();
-    let result = call(&mut fs, args);
-    answer(&mut fs, result)
-}
-
-/// Like [`marked`] for the functions that hand out a write stream: the
+/// Marks the instance written and runs a function that hands out a write stream: the
 /// stream's id is remembered until the guest drops it.
 fn streamed<A>(
     mut store: StoreContextMut<'_, HostState>,
@@ -101,57 +87,51 @@ fn streamed<A>(
 
 type Fd = Resource<Descriptor>;
 
+/// Defines an async wrapper of `HostDescriptor::$method` under `$name`
+/// that marks the instance written when `$mark` (an expression of the
+/// arguments) holds. The wrapped functions are async in wasmtime-wasi: the
+/// file system work runs on tokio's blocking pool, never on the thread that
+/// owns the call's deadline.
+macro_rules! marked {
+    ($i:ident, $name:literal, ($($arg:ident: $ty:ty),*), $mark:expr, $method:ident) => {
+        $i.func_wrap_async(
+            $name,
+            |mut store: StoreContextMut<'_, HostState>, ($($arg,)*): ($($ty,)*)| {
+                Box::new(async move {
+                    let state = store.data_mut();
+                    state.writes.wrote |= $mark;
+                    let mut fs = state.filesystem();
+                    let result = HostDescriptor::$method(&mut fs, $($arg),*).await;
+                    answer(&mut fs, result)
+                })
+            },
+        )?
+    };
+}
+
 /// Replaces the writing functions of `wasi:filesystem/types` with marking
 /// wrappers around wasmtime-wasi's own implementation.
 pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut i = linker.instance(FILESYSTEM_INTERFACE)?;
-    i.func_wrap(
+    marked!(
+        i,
         "[method]descriptor.open-at",
-        |store, args: (Fd, PathFlags, String, OpenFlags, DescriptorFlags)| {
-            let create = args.3.contains(OpenFlags::CREATE);
-            marked(store, create, args, |fs, (fd, pf, path, of, df)| {
-                HostDescriptor::open_at(fs, fd, pf, path, of, df)
-            })
-        },
-    )?;
-    i.func_wrap(
-        "[method]descriptor.create-directory-at",
-        |store, args: (Fd, String)| {
-            marked(store, true, args, |fs, (fd, path)| {
-                HostDescriptor::create_directory_at(fs, fd, path)
-            })
-        },
-    )?;
-    i.func_wrap(
-        "[method]descriptor.symlink-at",
-        |store, args: (Fd, String, String)| {
-            marked(store, true, args, |fs, (fd, old, new)| {
-                HostDescriptor::symlink_at(fs, fd, old, new)
-            })
-        },
-    )?;
-    i.func_wrap(
+        (fd: Fd, pf: PathFlags, path: String, of: OpenFlags, df: DescriptorFlags),
+        of.contains(OpenFlags::CREATE),
+        open_at
+    );
+    marked!(i, "[method]descriptor.create-directory-at", (fd: Fd, path: String), true, create_directory_at);
+    marked!(i, "[method]descriptor.symlink-at", (fd: Fd, old: String, new: String), true, symlink_at);
+    marked!(
+        i,
         "[method]descriptor.link-at",
-        |store, args: (Fd, PathFlags, String, Fd, String)| {
-            marked(store, true, args, |fs, (fd, pf, old, new_fd, new)| {
-                HostDescriptor::link_at(fs, fd, pf, old, new_fd, new)
-            })
-        },
-    )?;
-    i.func_wrap(
-        "[method]descriptor.write",
-        |store, args: (Fd, Vec<u8>, u64)| {
-            marked(store, true, args, |fs, (fd, buffer, offset)| {
-                HostDescriptor::write(fs, fd, buffer, offset)
-            })
-        },
-    )?;
-    i.func_wrap("[method]descriptor.set-size", |store, args: (Fd, u64)| {
-        marked(store, true, args, |fs, (fd, size)| {
-            HostDescriptor::set_size(fs, fd, size)
-        })
-    })?;
+        (fd: Fd, pf: PathFlags, old: String, new_fd: Fd, new: String),
+        true,
+        link_at
+    );
+    marked!(i, "[method]descriptor.write", (fd: Fd, buffer: Vec<u8>, offset: u64), true, write);
+    marked!(i, "[method]descriptor.set-size", (fd: Fd, size: u64), true, set_size);
     i.func_wrap(
         "[method]descriptor.write-via-stream",
         |store, args: (Fd, u64)| {

@@ -59,6 +59,10 @@ pub enum Command {
         /// Replace a different file of the same name.
         #[arg(long)]
         force: bool,
+        /// Keep the grants packed into INPUT (all are printed). Without it,
+        /// a packed INPUT gets only the grants stated with flags now.
+        #[arg(long)]
+        keep_grants: bool,
         #[command(flatten)]
         grants: Box<GrantArgs>,
     },
@@ -186,22 +190,34 @@ impl GrantArgs {
     }
 
     /// The policy file (if any) with these flags laid over it. `no_storage`
-    /// is kept apart: it is applied when the spec is resolved.
+    /// is kept apart: it is applied when the spec is resolved. Directories
+    /// given as flags are relative to the current directory; in a policy
+    /// file they must be absolute.
     pub fn spec(&self) -> anyhow::Result<PolicySpec> {
         let file = match &self.policy {
             Some(path) => PolicySpec::from_file(path)?,
             None => PolicySpec::default(),
         };
+        let absolute = |path: &PathBuf| {
+            std::path::absolute(path)
+                .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))
+        };
+        let all = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(absolute)
+                .collect::<anyhow::Result<Vec<_>>>()
+        };
         Ok(file.merge(PolicySpec {
             grant: self.grant.clone(),
-            workspace: self.workspace.clone(),
-            allow_read: self.allow_read.clone(),
-            allow_write: self.allow_write.clone(),
+            workspace: self.workspace.as_ref().map(absolute).transpose()?,
+            allow_read: all(&self.allow_read)?,
+            allow_write: all(&self.allow_write)?,
             allow_net: self.allow_net.clone(),
             env: self.env.clone(),
             timeout: self.timeout,
             max_memory: self.max_memory,
-            data_root: self.data_root.clone(),
+            data_root: self.data_root.as_ref().map(absolute).transpose()?,
             no_storage: self.no_storage,
             storage_quota: self.storage_quota,
         }))

@@ -5,11 +5,35 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::Limits;
 use lingxi_wasm_host::pack::{self, PackError};
 use lingxi_wasm_host::policy::file::parse_capabilities;
 use lingxi_wasm_host::{PolicySpec, storage};
 
+use crate::cli::GrantArgs;
 use crate::packed;
+
+/// Which grants an installed plugin gets.
+pub enum Grants {
+    /// The ones packed into the input file (`--keep-grants`), printed in full.
+    Keep,
+    /// The ones stated with flags now (none: what the manifest declares, no
+    /// extra folders, every default limit).
+    Given(Box<PolicySpec>),
+}
+
+impl Grants {
+    /// `--keep-grants`, or the grant flags; not both.
+    pub fn choose(keep: bool, flags: &GrantArgs) -> Result<Grants> {
+        match (keep, flags.any()) {
+            (true, true) => bail!(
+                "--keep-grants keeps the grants packed into the file, so it cannot be combined with grant flags; drop one or the other"
+            ),
+            (true, false) => Ok(Grants::Keep),
+            (false, _) => Ok(Grants::Given(Box::new(flags.spec()?))),
+        }
+    }
+}
 
 /// The folder plugins are installed in: the project's, or the global one.
 pub fn plugin_dir(project: Option<&Path>) -> Result<PathBuf> {
@@ -27,30 +51,50 @@ pub fn plugin_dir(project: Option<&Path>) -> Result<PathBuf> {
 /// `install`: packs (or repacks) and places the executable, named after the
 /// plugin id, atomically; refuses to replace a different plugin unless `force`.
 pub fn install(
+    tokio: &tokio::runtime::Runtime,
     input: &Path,
     project: Option<&Path>,
     force: bool,
-    spec: PolicySpec,
-    regrant: bool,
+    grants: Grants,
 ) -> Result<()> {
     let dir = plugin_dir(project)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // A packed input keeps its grants unless new ones are given.
-    let (component, spec) = match pack::read(input)? {
-        Some(existing) if !regrant => (
-            existing.component().to_vec(),
-            existing.header.policy.clone(),
+    // Grants inside a packed file apply only if the user asks for them, and
+    // then every one is printed: none is carried over unseen.
+    let (component, spec) = match (pack::read(input)?, grants) {
+        (Some(existing), Grants::Keep) => {
+            println!("keeping the grants packed into {}:", input.display());
+            for line in describe(&existing.header.policy) {
+                println!("  {line}");
+            }
+            (
+                existing.component().to_vec(),
+                existing.header.policy.clone(),
+            )
+        }
+        (Some(existing), Grants::Given(spec)) => {
+            if existing.header.policy != PolicySpec::default() {
+                eprintln!(
+                    "note: the grants packed into {} are not kept; state them again with flags, or pass --keep-grants to keep them (see them with `lingxi-wasm-run inspect {}`)",
+                    input.display(),
+                    input.display()
+                );
+            }
+            (existing.component().to_vec(), *spec)
+        }
+        (None, Grants::Keep) => bail!(
+            "--keep-grants keeps the grants of a packed plugin, but {} is not one; give grant flags instead",
+            input.display()
         ),
-        Some(existing) => (existing.component().to_vec(), spec),
-        None => (
+        (None, Grants::Given(spec)) => (
             std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?,
-            spec,
+            *spec,
         ),
     };
     let staged = tempfile::NamedTempFile::new_in(&dir)?;
     std::fs::write(staged.path(), &component)?;
     let built = tempfile::NamedTempFile::new_in(&dir)?;
-    let (header, _) = packed::pack_file(staged.path(), built.path(), spec)?;
+    let (header, _) = packed::pack_file(tokio, staged.path(), built.path(), spec)?;
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
         bail!(
@@ -85,8 +129,10 @@ pub fn install(
         header.plugin_version,
         target.display()
     );
-    println!("declares  {}", list_or_none(&header.declared));
-    println!("grants    {}", grants(&header.policy));
+    println!("declares       {}", list_or_none(&header.declared));
+    for line in describe(&header.policy) {
+        println!("{line}");
+    }
     Ok(())
 }
 
@@ -116,7 +162,9 @@ pub fn list(project: Option<&Path>) -> Result<()> {
                     println!("{} {}", h.plugin_id, h.plugin_version);
                     println!("  path       {}", path.display());
                     println!("  declares   {}", list_or_none(&h.declared));
-                    println!("  grants     {}", grants(&h.policy));
+                    for line in describe(&h.policy) {
+                        println!("  {line}");
+                    }
                     println!("  digest     sha256:{}", p.digest);
                     println!("  component  ok (sha256:{})", h.component_sha256);
                 }
@@ -187,8 +235,13 @@ fn list_or_none(items: &[String]) -> String {
     }
 }
 
-fn grants(spec: &PolicySpec) -> String {
-    let caps = match spec.grant.as_deref().map(parse_capabilities) {
+/// Every grant and limit `spec` applies, one aligned line each.
+pub fn describe(spec: &PolicySpec) -> Vec<String> {
+    let paths = |paths: &[PathBuf]| {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        list_or_none(&shown)
+    };
+    let capabilities = match spec.grant.as_deref().map(parse_capabilities) {
         None => "as declared".to_owned(),
         Some(Ok(caps)) => list_or_none(
             &caps
@@ -198,19 +251,37 @@ fn grants(spec: &PolicySpec) -> String {
         ),
         Some(Err(e)) => format!("invalid ({e})"),
     };
-    let mut extra = Vec::new();
-    if !spec.allow_net.is_empty() {
-        extra.push(format!("net {}", spec.allow_net.join(" ")));
-    }
-    if !spec.env.is_empty() {
-        extra.push(format!("env {}", spec.env.join(" ")));
-    }
-    if spec.no_storage {
-        extra.push("no storage".into());
-    }
-    if extra.is_empty() {
-        caps
-    } else {
-        format!("{caps}; {}", extra.join("; "))
-    }
+    let workspace = match &spec.workspace {
+        Some(dir) => dir.display().to_string(),
+        None => "the host's workspace.rootPath".to_owned(),
+    };
+    let net = match spec.allow_net.is_empty() {
+        true => "(no list: networkAccess reaches every destination)".to_owned(),
+        false => spec.allow_net.join(", "),
+    };
+    let data = match (&spec.data_root, spec.no_storage) {
+        (_, true) => "none (no storage)".to_owned(),
+        (Some(root), false) => root.display().to_string(),
+        (None, false) => "~/.lingxiagent/plugin-data (the default)".to_owned(),
+    };
+    let defaults = Limits::default();
+    let timeout = spec.timeout.unwrap_or(defaults.call_timeout.as_secs_f64());
+    let memory = spec
+        .max_memory
+        .unwrap_or(defaults.max_memory_bytes / (1024 * 1024));
+    let quota = spec
+        .storage_quota
+        .unwrap_or(defaults.max_storage_bytes / (1024 * 1024));
+    vec![
+        format!("capabilities   {capabilities}"),
+        format!("workspace      {workspace}"),
+        format!("allow-read     {}", paths(&spec.allow_read)),
+        format!("allow-write    {}", paths(&spec.allow_write)),
+        format!("allow-net      {net}"),
+        format!("env            {}", list_or_none(&spec.env)),
+        format!("data-root      {data}"),
+        format!(
+            "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB"
+        ),
+    ]
 }

@@ -11,6 +11,7 @@ use std::io::{self, BufWriter, IsTerminal};
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use lingxi_wasm_host::pack;
 use lingxi_wasm_host::{CompileCache, PluginComponent, PluginHost, PolicySpec, Runtime, Server};
 
 use crate::cli::{CacheArgs, Cli, Command};
@@ -18,7 +19,7 @@ use crate::cli::{CacheArgs, Cli, Command};
 fn main() {
     init_logging();
     // A packed executable carries its plugin: serve it, whatever the name.
-    match packed::embedded() {
+    match pack::read_self().map_err(anyhow::Error::from) {
         Ok(Some(plugin)) => exit_on_error(packed::run(plugin)),
         // Spawned bare but nothing embedded: most likely a packed plugin
         // whose end was cut off. Say so instead of printing usage.
@@ -65,25 +66,32 @@ fn init_logging() {
     }
 }
 
+/// The single-threaded runtime every plugin call of this process runs on.
+fn tokio() -> Result<tokio::runtime::Runtime> {
+    lingxi_wasm_host::call_runtime().context("cannot start the async runtime")
+}
+
 fn run(cli: Cli) -> Result<()> {
+    let tokio = tokio()?;
     match cli.command {
         Some(Command::Pack {
             component,
             output,
             grants,
-        }) => packed::pack(&component, &output, grants.spec()?),
-        Some(Command::Inspect { file, cache }) => packed::inspect(&file, &runtime(&cache)?),
+        }) => packed::pack(&tokio, &component, &output, grants.spec()?),
+        Some(Command::Inspect { file, cache }) => packed::inspect(&tokio, &file, &runtime(&cache)?),
         Some(Command::Install {
             input,
             project,
             force,
+            keep_grants,
             grants,
         }) => install::install(
+            &tokio,
             &input,
             project.as_deref(),
             force,
-            grants.spec()?,
-            grants.any(),
+            install::Grants::choose(keep_grants, &grants)?,
         ),
         Some(Command::List { project }) => {
             let here = std::env::current_dir().ok();
@@ -98,8 +106,8 @@ fn run(cli: Cli) -> Result<()> {
         None => {
             let component_path = cli.component.context("no component given")?;
             let runtime = runtime(&cli.cache)?;
-            let component = runtime.load_file(&component_path)?;
-            serve(component, &cli.grants.spec()?)
+            let component = tokio.block_on(runtime.load_file(&component_path))?;
+            serve(tokio, component, &cli.grants.spec()?)
         }
     }
 }
@@ -115,7 +123,11 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime> {
 }
 
 /// Serves the JSONL protocol on stdin/stdout until EOF.
-fn serve(component: PluginComponent, spec: &PolicySpec) -> Result<()> {
+fn serve(
+    tokio: tokio::runtime::Runtime,
+    component: PluginComponent,
+    spec: &PolicySpec,
+) -> Result<()> {
     let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
     let host = PluginHost::new(component, grant, limits);
     let id = host.manifest().id.clone();
@@ -130,7 +142,7 @@ fn serve(component: PluginComponent, spec: &PolicySpec) -> Result<()> {
         .collect();
     tracing::debug!("[{id}] effective capabilities: {effective:?}");
 
-    let mut server = Server::new(host);
+    let mut server = Server::with_runtime(host, tokio);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
     server

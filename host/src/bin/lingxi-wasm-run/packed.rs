@@ -12,38 +12,43 @@ use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime};
 
 use crate::cli::CacheArgs;
 
-/// The plugin embedded in this executable, if it is a packed one.
-pub fn embedded() -> Result<Option<Packed>> {
-    let exe = std::env::current_exe().context("cannot locate the running executable")?;
-    Ok(pack::read(&exe)?)
-}
-
 /// Runs as a packed plugin. With no arguments (how LingXi spawns plugins)
 /// it serves the protocol; `inspect`, `--help` and `--version` still work.
 pub fn run(packed: Packed) -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let header = &packed.header;
-    match args
+    // Arguments are read as given (a non-UTF-8 one is an error, not a panic).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let args: Vec<&str> = args
         .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+        .map(|a| {
+            a.to_str()
+                .with_context(|| format!("argument {a:?} is not valid UTF-8; a packed plugin takes no arguments, or `inspect`, `--help`, `--version`"))
+        })
+        .collect::<Result<_>>()?;
+    let header = &packed.header;
+    let tokio = crate::tokio()?;
+    match args.as_slice() {
         [] => {
             let runtime = Runtime::new()?;
-            // SAFETY: `packed` is this running executable, which cannot be
-            // written while it runs (ETXTBSY); installs replace it by rename.
-            let component = unsafe { runtime.load_packed_in_place(&packed, &header.plugin_id)? };
-            crate::serve(component, &header.policy)
+            // SAFETY: `packed` comes from `pack::read_self`: the executable
+            // this process is running.
+            let component =
+                tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
+            crate::serve(tokio, component, &header.policy)
         }
         ["inspect"] => {
             let runtime = crate::runtime(&CacheArgs {
                 cache_dir: None,
                 no_cache: true,
             })?;
-            let component = runtime.load_packed(&packed, &header.plugin_id)?;
+            // SAFETY: as above, this executable's own payload.
+            let component =
+                tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
             let (grant, limits) = resolve(&header.policy)?;
-            print_inspection(PluginHost::new(component, grant, limits), Some(&packed))
+            print_inspection(
+                &tokio,
+                PluginHost::new(component, grant, limits),
+                Some(&packed),
+            )
         }
         ["--version" | "-V"] => {
             println!(
@@ -64,7 +69,10 @@ pub fn run(packed: Packed) -> Result<()> {
                  --version  print versions",
                 id = header.plugin_id,
                 version = header.plugin_version,
-                exe = std::env::args().next().unwrap_or_default(),
+                exe = std::env::args_os()
+                    .next()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
             );
             Ok(())
         }
@@ -79,8 +87,13 @@ fn resolve(spec: &PolicySpec) -> Result<(lingxi_wasm_host::Grant, lingxi_wasm_ho
 }
 
 /// `pack`: the running launcher + component + precompiled code + grants.
-pub fn pack(component_path: &Path, output: &Path, spec: PolicySpec) -> Result<()> {
-    let (header, size) = pack_file(component_path, output, spec)?;
+pub fn pack(
+    tokio: &tokio::runtime::Runtime,
+    component_path: &Path,
+    output: &Path,
+    spec: PolicySpec,
+) -> Result<()> {
+    let (header, size) = pack_file(tokio, component_path, output, spec)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
         header.plugin_id,
@@ -93,6 +106,7 @@ pub fn pack(component_path: &Path, output: &Path, spec: PolicySpec) -> Result<()
 
 /// Writes the packed executable; returns its header and size.
 pub fn pack_file(
+    tokio: &tokio::runtime::Runtime,
     component_path: &Path,
     output: &Path,
     spec: PolicySpec,
@@ -103,7 +117,7 @@ pub fn pack_file(
         .with_context(|| format!("cannot read component {}", component_path.display()))?;
     let runtime = Runtime::new()?;
     let name = component_path.display().to_string();
-    let loaded = runtime.load_bytes(&component, &name)?;
+    let loaded = tokio.block_on(runtime.load_bytes(&component, &name))?;
     let precompiled = runtime.precompile(&component, &name)?;
     let manifest = loaded.manifest();
     let header = PackHeader {
@@ -150,29 +164,40 @@ pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// `inspect FILE`: a component or a packed plugin.
-pub fn inspect(file: &Path, runtime: &Runtime) -> Result<()> {
+/// `inspect FILE`: a component or a packed plugin. A packed file's own
+/// precompiled code is never used: its portable component is compiled here.
+pub fn inspect(tokio: &tokio::runtime::Runtime, file: &Path, runtime: &Runtime) -> Result<()> {
     match pack::read(file)? {
         Some(packed) => {
-            let component = runtime.load_packed(&packed, &packed.header.plugin_id)?;
+            let component =
+                tokio.block_on(runtime.load_packed(&packed, &packed.header.plugin_id))?;
             let (grant, limits) = resolve(&packed.header.policy)?;
-            print_inspection(PluginHost::new(component, grant, limits), Some(&packed))
+            print_inspection(
+                tokio,
+                PluginHost::new(component, grant, limits),
+                Some(&packed),
+            )
         }
         None => {
-            let component = runtime.load_file(file)?;
+            let component = tokio.block_on(runtime.load_file(file))?;
             let (grant, limits) = resolve(&PolicySpec::default())?;
-            print_inspection(PluginHost::new(component, grant, limits), None)
+            print_inspection(tokio, PluginHost::new(component, grant, limits), None)
         }
     }
 }
 
 /// Prints the handshake (activating the plugin, running no tool) and grants.
-fn print_inspection(mut host: PluginHost, packed: Option<&Packed>) -> Result<()> {
-    let handshake = host
-        .initialize(InitializeRequest {
-            host_ipc_version: Some(1),
-            core_version: None,
-        })
+fn print_inspection(
+    tokio: &tokio::runtime::Runtime,
+    mut host: PluginHost,
+    packed: Option<&Packed>,
+) -> Result<()> {
+    let request = InitializeRequest {
+        host_ipc_version: Some(1),
+        core_version: None,
+    };
+    let handshake = tokio
+        .block_on(host.initialize(request))
         .context("the plugin failed to initialize")?;
     let m = &handshake.manifest;
     let names = |caps: &[lingxi_wasm_host::types::Capability]| {
@@ -223,6 +248,6 @@ fn print_inspection(mut host: PluginHost, packed: Option<&Packed>) -> Result<()>
         out += &format!("component    sha256:{}\n", p.header.component_sha256);
     }
     print!("{out}");
-    let _ = host.deactivate();
+    let _ = tokio.block_on(host.deactivate());
     Ok(())
 }
