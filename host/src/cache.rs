@@ -6,10 +6,17 @@
 //! compatibility hash, so a changed component or a different wasmtime build
 //! never picks up a stale file. A file that fails to load is ignored and
 //! replaced: the cache can only make a start faster, never make it fail.
+//!
+//! Loading a cache file runs native code from it, so the folder must be
+//! ours: owned by the user running the launcher and writable by nobody
+//! else (on Unix). Otherwise the cache is not used at all (components are
+//! compiled in memory) and the launcher says once why.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
@@ -19,12 +26,64 @@ use wasmtime::component::Component;
 #[derive(Debug, Clone)]
 pub struct CompileCache {
     dir: PathBuf,
+    /// Set once the reason the folder cannot be used was logged.
+    warned: Arc<AtomicBool>,
 }
 
 impl CompileCache {
     /// A cache in `dir` (created on first write, private to the user).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        CompileCache { dir: dir.into() }
+        CompileCache {
+            dir: dir.into(),
+            warned: Arc::default(),
+        }
+    }
+
+    /// Why the folder may not hold code this process will run, if so: it
+    /// is not a directory, or (Unix) is owned by another user or writable by
+    /// group or others. A folder that does not exist yet is fine: it is
+    /// created private.
+    pub fn untrusted(&self) -> Option<String> {
+        let meta = match std::fs::symlink_metadata(&self.dir) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => return Some(format!("cannot examine it: {e}")),
+        };
+        if !meta.is_dir() {
+            return Some("it is not a directory (a symbolic link is not followed)".into());
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let me = rustix::process::geteuid().as_raw();
+            if meta.uid() != me {
+                return Some(format!(
+                    "it is owned by user {}, not by this user ({me})",
+                    meta.uid()
+                ));
+            }
+            if meta.mode() & 0o022 != 0 {
+                return Some(format!(
+                    "group or others may write to it (mode {:o}); make it private with chmod 700",
+                    meta.mode() & 0o777
+                ));
+            }
+        }
+        None
+    }
+
+    /// Whether the folder may be used now; logs why not, once.
+    fn usable(&self) -> bool {
+        let Some(reason) = self.untrusted() else {
+            return true;
+        };
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "not using the compile cache {}: {reason}; compiling in memory instead (choose another folder with --cache-dir, or --no-cache)",
+                self.dir.display()
+            );
+        }
+        false
     }
 
     /// `$LINGXI_WASM_CACHE`, else `$XDG_CACHE_HOME/lingxi-wasm`, else
@@ -56,13 +115,16 @@ impl CompileCache {
     /// Loads the precompiled component for `bytes`, or compiles it and stores
     /// the result. Cache failures are logged and never fatal.
     pub fn load_or_compile(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
+        if !self.usable() {
+            return Component::new(engine, bytes);
+        }
         let path = self.path_for(engine, bytes);
-        if path.is_file() {
-            // SAFETY: deserializing runs native code from the file. The file
-            // lives in the user's private cache directory (created 0700) and
-            // is named by the SHA-256 of the component it was compiled from;
-            // only someone who already has the user's rights can replace it.
-            // wasmtime checks the header and engine compatibility itself.
+        if own_file(&path) {
+            // SAFETY: deserializing runs native code from the file. The
+            // folder and the file were just checked to be this user's and
+            // writable by nobody else, so only someone who already has the
+            // user's rights can have put it there; wasmtime checks the header
+            // and engine compatibility itself.
             match unsafe { Component::deserialize_file(engine, &path) } {
                 Ok(component) => {
                     tracing::debug!("loaded precompiled component {}", path.display());
@@ -96,12 +158,49 @@ impl CompileCache {
     }
 }
 
+/// Whether `path` is a regular file (not a link) of this user that nobody
+/// else may write.
+fn own_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
+            tracing::debug!(
+                "ignoring cache file {} of another user or writable by others",
+                path.display()
+            );
+            return false;
+        }
+    }
+    meta.is_file()
+}
+
 /// The engine's compatibility hash as 16 hex digits: precompiled code made
-/// by an engine with another hash cannot be loaded by this one.
+/// by an engine with another hash cannot be loaded by this one. It is the
+/// SHA-256 of wasmtime's own compatibility data (as its `Hash` feeds it),
+/// so it does not change with the Rust release the launcher was built by.
 pub fn engine_hash(engine: &Engine) -> String {
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = Sha256Hasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    format!("{:016x}", hasher.finish())
+    let digest = hasher.0.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Feeds what a `Hash` implementation writes into SHA-256.
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// Not used: the digest is read from the inner state.
+    fn finish(&self) -> u64 {
+        0
+    }
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

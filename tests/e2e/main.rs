@@ -2,9 +2,11 @@
 //! the real `lingxi-wasm-run` binary over stdin/stdout as a LingXi host would.
 
 mod attacks;
+mod cache_trust;
 mod conformance;
 mod isolation;
 mod lifecycle;
 mod packed;
+mod packed_trust;
 mod support;
 mod workspace_stats;

@@ -9,7 +9,7 @@ use crate::conformance::replay_with;
 use crate::support::{Session, guest, workspace_root};
 
 /// Packs `plugin` into `<dir>/plugins/<name>` with `args` and returns the path.
-fn pack(dir: &Path, plugin: &str, args: &[&str]) -> PathBuf {
+pub(crate) fn pack(dir: &Path, plugin: &str, args: &[&str]) -> PathBuf {
     let plugins = dir.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     let out = plugins.join(plugin);
@@ -30,7 +30,7 @@ fn pack(dir: &Path, plugin: &str, args: &[&str]) -> PathBuf {
 }
 
 /// How LingXi spawns a plugin binary.
-fn lingxi_spawn(exe: &Path, home: &Path) -> Command {
+pub(crate) fn lingxi_spawn(exe: &Path, home: &Path) -> Command {
     let mut command = Command::new(exe);
     command
         .current_dir(exe.parent().unwrap())
@@ -163,7 +163,7 @@ fn tampered_or_truncated_packed_plugins_refuse_to_run() {
 }
 
 /// `lingxi-wasm-run <args…>` with HOME set to `home`, run in `cwd`.
-fn launcher(home: &Path, cwd: &Path, args: &[&str]) -> (bool, String, String) {
+pub(crate) fn launcher(home: &Path, cwd: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
         .args(args)
         .current_dir(cwd)

@@ -64,6 +64,8 @@ pub fn guest(name: &str) -> PathBuf {
             "testbed",
             "-p",
             "workspace-stats",
+            "-p",
+            "impostor",
         ];
         cargo_build(
             "guests",
@@ -114,6 +116,11 @@ impl Session {
     /// The same with `LINGXI_WASM_LOG` set to `log`. The compile cache is a
     /// folder of the test run (target/e2e-cache), never the user's.
     pub fn start_with_log(component: &Path, args: &[&str], log: &str) -> Session {
+        Session::spawn(Session::command(component, args, log))
+    }
+
+    /// The command [`Session::start_with_log`] spawns, to add to it.
+    pub fn command(component: &Path, args: &[&str], log: &str) -> Command {
         let scratch = workspace_root().join("target");
         let cache = scratch.join("e2e-cache");
         // HOME decides the default data root: keep tests out of the user's.
@@ -125,7 +132,7 @@ impl Session {
             .env("LINGXI_WASM_LOG", log)
             .env("LINGXI_WASM_CACHE", cache)
             .env("HOME", home);
-        Session::spawn(command)
+        command
     }
 
     /// Spawns a prepared command with all three streams piped.

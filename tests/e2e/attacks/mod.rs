@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::support::{Session, guest, spec_snapshot, tool};
 
+mod deadline;
 mod env;
 mod fs;
 mod net;
@@ -76,10 +77,17 @@ pub(super) fn attempt(s: &mut Session, tool_name: &str, input: &str) -> Value {
     r
 }
 
-pub(super) fn denied(r: &Value) -> &str {
-    r["error"]
+/// The error of a refused attack, which must name `reason` (the rule,
+/// capability or limit that refused it): any other failure does not count.
+pub(super) fn denied<'a>(r: &'a Value, reason: &str) -> &'a str {
+    let error = r["error"]
         .as_str()
-        .unwrap_or_else(|| panic!("the attack was not refused: {r}"))
+        .unwrap_or_else(|| panic!("the attack was not refused: {r}"));
+    assert!(
+        error.contains(reason),
+        "refused, but not for the expected reason ({reason:?}): {error}"
+    );
+    error
 }
 
 pub(super) fn allowed(r: &Value) -> &str {

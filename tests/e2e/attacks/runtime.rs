@@ -3,45 +3,41 @@
 use serde_json::{Value, json};
 
 use super::{Tree, allowed, attempt, denied, start};
-use crate::support::{spec_snapshot, tool};
+use crate::support::{Session, guest, spec_snapshot, tool};
 
 #[test]
 fn cpu_endless_loop() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &["--timeout", "0.5"]), "spin", "");
-    assert!(denied(&r).contains("did not finish within 0.5 s"), "{r}");
+    denied(&r, "did not finish within 0.5 s");
 }
 
 #[test]
 fn mem_memory_bomb() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &["--max-memory", "32"]), "alloc-mib", "64");
-    assert!(denied(&r).contains("memory limit of 32 MiB"), "{r}");
+    denied(&r, "memory limit of 32 MiB");
 }
 
 #[test]
 fn stack_deep_recursion() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &[]), "recurse", "");
-    assert!(denied(&r).contains("crashed the plugin"), "{r}");
+    denied(&r, "crashed the plugin");
 }
 
 #[test]
 fn out_100_mb_result() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &[]), "big-result", "100");
-    let error = denied(&r);
-    assert!(
-        error.contains("result limit") || error.contains("memory limit"),
-        "{r}"
-    );
+    denied(&r, "more than the 16 MiB result limit");
 }
 
 #[test]
 fn out_log_flood() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &[]), "log-flood", "20000");
-    assert!(denied(&r).contains("MiB of output"), "{r}");
+    denied(&r, "MiB of output");
 }
 
 #[test]
@@ -58,20 +54,27 @@ fn out_stdout_flood_does_not_reach_the_channel() {
 #[test]
 fn crash_panic() {
     let t = Tree::new();
-    assert!(denied(&attempt(&mut start(&t, &[]), "panic", "")).contains("crashed the plugin"));
+    denied(
+        &attempt(&mut start(&t, &[]), "panic", ""),
+        "crashed the plugin",
+    );
 }
 
 #[test]
 fn crash_abort() {
     let t = Tree::new();
-    assert!(denied(&attempt(&mut start(&t, &[]), "abort", "")).contains("crashed the plugin"));
+    denied(
+        &attempt(&mut start(&t, &[]), "abort", ""),
+        "crashed the plugin",
+    );
 }
 
 #[test]
 fn crash_unreachable() {
     let t = Tree::new();
-    assert!(
-        denied(&attempt(&mut start(&t, &[]), "unreachable", "")).contains("crashed the plugin")
+    denied(
+        &attempt(&mut start(&t, &[]), "unreachable", ""),
+        "crashed the plugin",
     );
 }
 
@@ -80,10 +83,7 @@ fn crash_process_exit() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &[]), "exit", "");
     // WASI 0.2 `exit` carries only ok or error: status 3 arrives as 1.
-    assert!(
-        denied(&r).contains("made the plugin exit with status 1"),
-        "{r}"
-    );
+    denied(&r, "made the plugin exit with status 1");
 }
 
 #[test]
@@ -95,17 +95,13 @@ fn crash_storm_disables_the_plugin_and_the_host_lives() {
         assert!(r["error"].is_string(), "{r}");
     }
     let r = s.call("after", "tool.execute", tool("ok", "x"));
-    let error = denied(&r);
-    assert!(
-        error.contains("is disabled: it crashed 5 times within 60 s"),
-        "{error}"
-    );
+    denied(&r, "is disabled: it crashed 5 times within 60 s");
     let r = s.call(
         "cmd",
         "command.execute",
         json!({"commandName": "info", "arguments": []}),
     );
-    assert!(denied(&r).contains("disabled"), "{r}");
+    denied(&r, "disabled");
     let r = s.call("snap2", "host.snapshot", spec_snapshot("/repo"));
     assert_eq!(
         r["error"],
@@ -128,7 +124,7 @@ fn input_invalid_utf8_in_arguments() {
     s.send_bytes(&line);
     let r = s.recv();
     assert_eq!(r["id"], "bad");
-    assert!(denied(&r).contains("not valid UTF-8"), "{r}");
+    denied(&r, "not valid UTF-8");
     assert_eq!(allowed(&attempt(&mut s, "ok", "")), "ok:");
 }
 
@@ -153,7 +149,7 @@ fn input_line_longer_than_the_cap() {
     s.send_raw(&huge);
     let r = s.recv();
     assert_eq!(r["id"], "huge");
-    assert!(denied(&r).contains("longer than"), "{r}");
+    denied(&r, "longer than");
     assert_eq!(allowed(&attempt(&mut s, "ok", "")), "ok:");
 }
 
@@ -168,9 +164,103 @@ fn eof_while_a_tool_never_returns() {
     ));
     s.close_stdin();
     let r = s.recv();
-    assert!(
-        denied(&r).contains("did not finish within 0.5 s"),
-        "the call in flight is answered: {r}"
-    );
+    denied(&r, "did not finish within 0.5 s");
     assert!(s.finish().0.success());
+}
+
+// ---- every channel has a limit ---------------------------------------------------
+
+/// Bytes the launcher wrote to stderr while serving `s` must stay near the
+/// 16 MiB output budget: what is written is what is charged.
+fn stderr_within_the_budget(s: Session) {
+    let (_, stderr) = s.finish();
+    let limit = 16 * 1024 * 1024;
+    assert!(
+        stderr.len() < limit + limit / 16,
+        "{} bytes reached stderr, more than the output budget",
+        stderr.len()
+    );
+}
+
+#[test]
+fn out_one_byte_log_lines_are_charged_as_written() {
+    let t = Tree::new();
+    // Half a million log lines take a while in a debug build on a busy machine.
+    let mut s = start(&t, &["--timeout", "60"]);
+    denied(&attempt(&mut s, "log-tiny", "1000000"), "MiB of output");
+    stderr_within_the_budget(s);
+}
+
+#[test]
+fn out_empty_lines_are_charged_as_written() {
+    let t = Tree::new();
+    let mut s = start(&t, &["--timeout", "60"]);
+    denied(
+        &attempt(&mut s, "print-empty-lines", "2000000"),
+        "MiB of output",
+    );
+    stderr_within_the_budget(s);
+}
+
+#[test]
+fn out_huge_error_text_is_capped() {
+    let t = Tree::new();
+    let mut s = start(&t, &[]);
+    let r = attempt(&mut s, "fail-big", "20");
+    let error = denied(&r, "cut to the 16777216-byte limit");
+    assert!(
+        error.len() <= 16 * 1024 * 1024 + 200,
+        "{} bytes",
+        error.len()
+    );
+}
+
+#[test]
+fn handshake_claiming_another_manifest_is_refused() {
+    // Declares nothing when loaded; claims another id and every capability
+    // once it runs with IMPOSTOR=1.
+    let mut s = Session::start(&guest("impostor"), &["--env", "IMPOSTOR=1"]);
+    let r = s.call("init", "plugin.initialize", json!({"hostIPCVersion": 1}));
+    let error = denied(&r, "does not match the manifest its sandbox was built from");
+    assert!(
+        error.contains("id is \"com.lingxi.trusted\" in the handshake but \"com.lingxi.impostor\"")
+            && error.contains("capabilities is [networkAccess, processExecution, projectRead, projectWrite] in the handshake but []"),
+        "{error}"
+    );
+    assert!(r["result"].is_null(), "no handshake is passed on: {r}");
+    // Without the lie the same plugin starts.
+    let mut honest = Session::start(&guest("impostor"), &[]);
+    let r = honest.call("init", "plugin.initialize", json!({"hostIPCVersion": 1}));
+    assert_eq!(r["result"]["manifest"]["id"], "com.lingxi.impostor", "{r}");
+}
+
+/// A library user may pass any timeout: one too long to represent is no
+/// deadline, never an overflow.
+#[test]
+fn huge_timeout_from_a_library_user() {
+    use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
+    use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime};
+
+    let tokio = lingxi_wasm_host::call_runtime().unwrap();
+    let runtime = Runtime::new().unwrap();
+    let component = tokio.block_on(runtime.load_file(&guest("probe"))).unwrap();
+    let limits = Limits {
+        call_timeout: std::time::Duration::MAX,
+        ..Limits::default()
+    };
+    let mut plugin = PluginHost::new(component, Grant::default(), limits);
+    tokio.block_on(async {
+        let request = InitializeRequest {
+            host_ipc_version: Some(1),
+            core_version: None,
+        };
+        plugin.initialize(request).await.unwrap();
+        let call = ToolCall {
+            tool_name: "probe.echo".into(),
+            arguments: "{}".into(),
+            session_id: "s".into(),
+            tool_call_id: "c".into(),
+        };
+        assert_eq!(plugin.execute_tool(call).await.unwrap(), "echo:{}");
+    });
 }

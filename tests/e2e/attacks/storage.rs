@@ -49,16 +49,18 @@ fn storage_raw_paths_cannot_leave_the_data_directory() {
     let t = Tree::new();
     let root = t.top("data");
     let mut s = start(&t, &data_args(&root));
-    denied(&attempt(
-        &mut s,
-        "write-file",
-        "/lingxi/data/../../escape.txt",
-    ));
-    denied(&attempt(
-        &mut s,
-        "read-file",
-        "/lingxi/data/../com.other.plugin/kv/secret",
-    ));
+    denied(
+        &attempt(&mut s, "write-file", "/lingxi/data/../../escape.txt"),
+        "Operation not permitted",
+    );
+    denied(
+        &attempt(
+            &mut s,
+            "read-file",
+            "/lingxi/data/../com.other.plugin/kv/secret",
+        ),
+        "Operation not permitted",
+    );
 }
 
 #[test]
@@ -67,10 +69,13 @@ fn storage_quota_makes_the_directory_read_only() {
     let root = t.top("data");
     let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
     let r = attempt(&mut s, "fill-data", "2");
-    let error = denied(&r);
+    let error = denied(&r, "over its quota");
     assert!(error.contains("over its quota"), "{error}");
     assert!(error.contains("--storage-quota"), "{error}");
-    denied(&attempt(&mut s, "kv-set", "more=data"));
+    denied(
+        &attempt(&mut s, "kv-set", "more=data"),
+        "Operation not permitted",
+    );
     assert_eq!(allowed(&attempt(&mut s, "kv-get", "more")), "<none>");
 }
 
@@ -82,7 +87,7 @@ fn storage_quota_counts_writes_through_a_file_kept_open() {
     allowed(&attempt(&mut s, "hold-open", ""));
     // This call opens nothing: it writes through the stream of the last one.
     let r = attempt(&mut s, "write-held", "2");
-    let error = denied(&r);
+    let error = denied(&r, "over its quota");
     assert!(error.contains("over its quota"), "{error}");
 }
 
@@ -92,7 +97,7 @@ fn storage_quota_counts_floods_of_empty_files() {
     let root = t.top("data");
     let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
     let r = attempt(&mut s, "touch-many", "300");
-    let error = denied(&r);
+    let error = denied(&r, "over its quota");
     assert!(error.contains("over its quota"), "{error}");
 }
 
@@ -108,7 +113,7 @@ fn storage_quota_is_charged_to_calls_that_write() {
     std::fs::write(dir.join("outside.bin"), vec![0u8; 2 << 20]).expect("fill");
     assert_eq!(allowed(&attempt(&mut s, "kv-get", "k")), "v");
     let r = attempt(&mut s, "kv-set", "k=w");
-    let error = denied(&r);
+    let error = denied(&r, "over its quota");
     assert!(error.contains("over its quota"), "{error}");
 }
 
@@ -116,5 +121,30 @@ fn storage_quota_is_charged_to_calls_that_write() {
 fn storage_is_absent_when_not_given() {
     let t = Tree::new();
     let r = attempt(&mut start(&t, &["--no-storage"]), "kv-get", "k");
-    assert!(denied(&r).contains("plugin storage unavailable"), "{r}");
+    denied(&r, "plugin storage unavailable");
+}
+
+#[test]
+fn storage_crash_that_also_overfills_counts_toward_the_breaker() {
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
+    // Each call writes past the quota (the first one) and then crashes.
+    for _ in 0..5 {
+        denied(
+            &attempt_raw(&mut s, "fill-then-panic", "2"),
+            "crashed the plugin",
+        );
+    }
+    let r = s.call("after", "tool.execute", crate::support::tool("ok", "x"));
+    denied(&r, "is disabled: it crashed 5 times");
+}
+
+/// One call, without the liveness check of `attempt` (which would count).
+fn attempt_raw(s: &mut crate::support::Session, tool_name: &str, input: &str) -> serde_json::Value {
+    s.call(
+        "attack",
+        "tool.execute",
+        crate::support::tool(tool_name, input),
+    )
 }

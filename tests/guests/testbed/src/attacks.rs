@@ -10,7 +10,13 @@ use lingxi_plugin_sdk::{PluginError, PluginResult};
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 25] = [
+pub const TOOLS: [(&str, ToolFn); 31] = [
+    ("fill-then-panic", fill_then_panic),
+    ("sleep", sleep),
+    ("poll-far", poll_far),
+    ("log-tiny", log_tiny),
+    ("print-empty-lines", print_empty_lines),
+    ("fail-big", fail_big),
     ("kv-set", kv_set),
     ("kv-get", kv_get),
     ("kv-keys", |_| Ok(storage().keys()?.join(","))),
@@ -159,6 +165,72 @@ fn log_flood(args: &str) -> PluginResult<String> {
     Ok(format!("logged {n}"))
 }
 
+/// `n` — sleeps n seconds (`std::thread::sleep`: a WASI clock pollable).
+fn sleep(args: &str) -> PluginResult<String> {
+    let secs: u64 = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("sleep takes a number of seconds", e))?;
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+    Ok(format!("slept {secs} s"))
+}
+
+/// Polls a `wasi:clocks` pollable for an instant at the end of time.
+fn poll_far(_: &str) -> PluginResult<String> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let pollable = wasip2::clocks::monotonic_clock::subscribe_instant(u64::MAX);
+        let ready = wasip2::io::poll::poll(&[&pollable]);
+        Ok(format!("poll returned {ready:?}"))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// `n` — writes n log lines of one byte each.
+fn log_tiny(args: &str) -> PluginResult<String> {
+    let n: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("log-tiny takes a number", e))?;
+    let logger = lingxi_plugin_sdk::Logger::default();
+    for _ in 0..n {
+        logger.info("y");
+    }
+    Ok(format!("logged {n}"))
+}
+
+/// `n` — prints n empty lines to stdout, in writes of 64 KiB.
+fn print_empty_lines(args: &str) -> PluginResult<String> {
+    let n: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("print-empty-lines takes a number", e))?;
+    let block = vec![b'\n'; 64 * 1024];
+    let mut out = std::io::stdout();
+    let mut left = n;
+    while left > 0 {
+        let chunk = left.min(block.len());
+        out.write_all(&block[..chunk])?;
+        left -= chunk;
+    }
+    out.flush()?;
+    Ok(format!("printed {n}"))
+}
+
+/// `n` — fails with an error text of n MiB.
+fn fail_big(args: &str) -> PluginResult<String> {
+    let mib: usize = args
+        .trim()
+        .parse()
+        .map_err(|e| fail("fail-big takes a number", e))?;
+    Err(PluginError::new("e".repeat(mib * 1024 * 1024)))
+}
+
 fn unreachable_trap() -> PluginResult<String> {
     #[cfg(target_arch = "wasm32")]
     core::arch::wasm32::unreachable();
@@ -194,6 +266,12 @@ fn fill_data(args: &str) -> PluginResult<String> {
     let path = storage().dir()?.join("blob.bin");
     std::fs::write(&path, vec![7u8; mib * 1024 * 1024]).map_err(|e| fail("fill-data", e))?;
     Ok(format!("wrote {mib} MiB"))
+}
+
+/// `n` — tries to write n MiB into the data directory, then crashes.
+fn fill_then_panic(args: &str) -> PluginResult<String> {
+    let _ = fill_data(args);
+    panic!("crashing after filling the data directory")
 }
 
 /// A file kept open across calls by `hold-open`.

@@ -1,0 +1,78 @@
+//! The compile cache runs native code from its files, so it is used only in
+//! a folder of this user that nobody else may write. A `.cwasm` planted
+//! under the name the launcher would look for must never be loaded from any
+//! other folder.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use lingxi_wasm_host::{CompileCache, Runtime};
+use serde_json::json;
+
+use crate::support::{Session, guest, workspace_root};
+
+/// A cache folder with `mode` in which another plugin's compiled code sits
+/// under the probe's cache name.
+fn planted_cache(mode: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir_in(workspace_root().join("target")).unwrap();
+    let runtime = Runtime::new().unwrap();
+    let probe = std::fs::read(guest("probe")).unwrap();
+    let other = std::fs::read(guest("quickstart")).unwrap();
+    let path = CompileCache::new(dir.path()).path_for(runtime.engine(), &probe);
+    std::fs::write(&path, runtime.precompile(&other, "quickstart").unwrap()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+    dir
+}
+
+/// Runs the probe with `--cache-dir dir` and returns the id it answers with
+/// and the launcher's stderr.
+fn probe_id_through(dir: &Path) -> (String, String) {
+    let mut s = Session::start(&guest("probe"), &["--cache-dir", dir.to_str().unwrap()]);
+    let r = s.call("init", "plugin.initialize", json!({"hostIPCVersion": 1}));
+    let id = r["result"]["manifest"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (_, stderr) = s.finish();
+    (id, stderr)
+}
+
+#[test]
+fn a_cache_folder_others_may_write_is_not_read() {
+    let dir = planted_cache(0o777);
+    let (id, stderr) = probe_id_through(dir.path());
+    assert_eq!(
+        id, "com.lingxi.test-probe",
+        "the planted code ran:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("not using the compile cache")
+            && stderr.contains("group or others may write to it (mode 777)"),
+        "{stderr}"
+    );
+    // The control: in a private folder of ours the same file is loaded
+    // (only someone with our rights can put it there), which is what the
+    // check above keeps an attacker from doing.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (id, _) = probe_id_through(dir.path());
+    assert_eq!(id, "com.example.my-plugin");
+}
+
+#[test]
+fn a_cache_folder_of_another_user_is_not_read() {
+    let dir = planted_cache(0o700);
+    let other_user = 65534; // nobody
+    if let Err(e) = std::os::unix::fs::chown(dir.path(), Some(other_user), None) {
+        // Only root may give a folder away; as another user, the folder of
+        // another owner is made by that owner, which this test cannot do.
+        eprintln!("skipped: cannot chown a folder to another user here ({e})");
+        return;
+    }
+    let (id, stderr) = probe_id_through(dir.path());
+    assert_eq!(
+        id, "com.lingxi.test-probe",
+        "the planted code ran:\n{stderr}"
+    );
+    assert!(stderr.contains("it is owned by user 65534"), "{stderr}");
+}
