@@ -10,17 +10,25 @@
 //!   they become WASI grants;
 //! - [`limits`]: deadlines, memory, output and trap caps;
 //! - [`storage`]: the per-plugin data directory and its quota;
-//! - [`cache`]: precompiled components; `code`: how compiled code is made
-//!   executable, and packed code run in place;
+//! - [`cache`]: precompiled components (only from a folder of this user);
+//!   [`pack`]: packed executables, and whose precompiled code may run (only
+//!   the running executable's own); `code`: how that code is made
+//!   executable in place;
 //! - [`PluginHost`]: one plugin instance, typed calls, recovery after traps;
 //! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout.
+//!
+//! Every call into a plugin is async and bounded by its deadline, whatever
+//! the guest does (spinning, sleeping, waiting on a socket or a name
+//! lookup): the timer is tokio's, so the calls need a tokio runtime with
+//! time and I/O enabled ([`call_runtime`] makes one).
 //!
 //! ```no_run
 //! use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
 //! use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime};
 //!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let runtime = Runtime::new()?;
-//! let component = runtime.load_file("probe.wasm".as_ref())?;
+//! let component = runtime.load_file("probe.wasm".as_ref()).await?;
 //! // Grant what the manifest declares, mount this workspace for projectRead.
 //! let grant = Grant {
 //!     capabilities: None,
@@ -28,18 +36,25 @@
 //!     ..Grant::default()
 //! };
 //! let mut plugin = PluginHost::new(component, grant, Limits::default());
-//! let handshake = plugin.initialize(InitializeRequest {
-//!     host_ipc_version: Some(1),
-//!     core_version: Some("1.1.0".into()),
-//! })?;
+//! let handshake = plugin
+//!     .initialize(InitializeRequest {
+//!         host_ipc_version: Some(1),
+//!         core_version: Some("1.1.0".into()),
+//!     })
+//!     .await?;
 //! println!("{} offers {} tools", handshake.manifest.id, handshake.tools.len());
-//! let output = plugin.execute_tool(ToolCall {
-//!     tool_name: "probe.echo".into(),
-//!     arguments: "{}".into(),
-//!     session_id: "s-1".into(),
-//!     tool_call_id: "c-1".into(),
-//! })?;
+//! let output = plugin
+//!     .execute_tool(ToolCall {
+//!         tool_name: "probe.echo".into(),
+//!         arguments: "{}".into(),
+//!         session_id: "s-1".into(),
+//!         tool_call_id: "c-1".into(),
+//!     })
+//!     .await?;
 //! assert_eq!(output, "echo:{}");
+//! # Ok(())
+//! # }
+//! lingxi_wasm_host::call_runtime()?.block_on(demo())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
