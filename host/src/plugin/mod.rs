@@ -8,10 +8,12 @@
 //! nothing else needs re-applying. Building instances is in [`instance`],
 //! classifying failures and the trap storm breaker in [`recovery`].
 
+mod call;
 mod handshake;
 mod instance;
 mod recovery;
 
+use call::{Call, Reply};
 use handshake::{handshake_size, manifest_differences};
 
 use std::collections::VecDeque;
@@ -146,10 +148,8 @@ impl PluginHost {
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
         self.ensure_live(true).await?;
-        let Reply::Handshake(handshake) = self
-            .guard(&"plugin.initialize", Call::Initialize(request.clone()))
-            .await?
-        else {
+        let call = Call::Initialize(&request);
+        let Reply::Handshake(handshake) = self.guard(&call).await? else {
             unreachable!("initialize answers a handshake")
         };
         let differences = manifest_differences(self.manifest(), &handshake.manifest);
@@ -162,7 +162,7 @@ impl PluginHost {
             self.live = None;
             return Err(error);
         }
-        self.check_size(&"plugin.initialize", handshake_size(&handshake))?;
+        self.check_size(&call, handshake_size(&handshake))?;
         self.initialized_with = Some(request);
         Ok(*handshake)
     }
@@ -170,12 +170,11 @@ impl PluginHost {
     /// `tool.execute`.
     pub async fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
         self.ensure_live(false).await?;
-        let label = Label("tool.execute", &call.tool_name);
-        let label = label.to_string();
-        let Reply::Text(output) = self.guard(&label, Call::Tool(call)).await? else {
+        let call = Call::Tool(&call);
+        let Reply::Text(output) = self.guard(&call).await? else {
             unreachable!("execute-tool answers text")
         };
-        self.check_size(&label, output.len())?;
+        self.check_size(&call, output.len())?;
         Ok(output)
     }
 
@@ -185,8 +184,8 @@ impl PluginHost {
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
         self.ensure_live(false).await?;
-        let label = Label("command.execute", &call.command_name).to_string();
-        let Reply::Command(result) = self.guard(&label, Call::Command(call)).await? else {
+        let call = Call::Command(&call);
+        let Reply::Command(result) = self.guard(&call).await? else {
             unreachable!("execute-command answers a command result")
         };
         let size = match &result {
@@ -195,15 +194,14 @@ impl PluginHost {
             }
             wit::CommandResult::Prompt(text) => text.len(),
         };
-        self.check_size(&label, size)?;
+        self.check_size(&call, size)?;
         Ok(result)
     }
 
     /// `hook.emit`.
     pub async fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
         self.ensure_live(false).await?;
-        let label = Label("hook.emit", payload.event.wire_name()).to_string();
-        self.guard(&label, Call::Hook(payload)).await.map(drop)
+        self.guard(&Call::Hook(&payload)).await.map(drop)
     }
 
     /// End of session: lets a running plugin clean up, then drops it.
@@ -211,7 +209,7 @@ impl PluginHost {
         if self.live.is_none() {
             return Ok(());
         }
-        let result = self.guard(&"deactivate", Call::Deactivate).await;
+        let result = self.guard(&Call::Deactivate).await;
         self.live = None;
         self.initialized_with = None;
         result.map(drop)
@@ -274,18 +272,14 @@ impl PluginHost {
         let live = self.instantiate(root).await?;
         self.live = Some(live);
         if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
-            self.guard(
-                &"plugin.initialize (after restart)",
-                Call::Initialize(request),
-            )
-            .await?;
+            self.guard(&Call::Reinitialize(&request)).await?;
         }
         Ok(())
     }
 
     /// After a call that wrote (or may have): fails it if the data directory is now
     /// over quota, and drops the instance so the next one mounts it read-only.
-    fn check_quota(&mut self, label: &(dyn Display + Sync)) -> Result<(), CallError> {
+    fn check_quota(&mut self, label: &dyn Display) -> Result<(), CallError> {
         let (Some(live), Some(data)) = (&mut self.live, &self.data) else {
             return Ok(());
         };
@@ -313,11 +307,7 @@ impl PluginHost {
     /// does (spinning, sleeping, waiting on a socket or a name lookup), the
     /// call ends when it fires. A trap or an expired deadline drops the
     /// instance; a plugin's error text is held to the result limit.
-    async fn guard(
-        &mut self,
-        label: &(dyn Display + Sync),
-        call: Call,
-    ) -> Result<Reply, CallError> {
+    async fn guard(&mut self, call: &Call<'_>) -> Result<Reply, CallError> {
         let Some(live) = self.live.as_mut() else {
             return Err(CallError::Instantiate {
                 plugin: self.component.manifest().id.clone(),
@@ -331,7 +321,7 @@ impl PluginHost {
         for output in &live.outputs {
             output.flush_partial();
         }
-        let quota = self.check_quota(label);
+        let quota = self.check_quota(call);
         let error = match outcome {
             Ok(Ok(Ok(reply))) => return quota.map(|()| reply),
             Ok(Ok(Err(text))) => {
@@ -341,9 +331,9 @@ impl PluginHost {
                     self.limits.max_result_bytes,
                 )));
             }
-            Ok(Err(trap)) => self.classify(label, trap),
+            Ok(Err(trap)) => self.classify(call, trap),
             Err(_elapsed) => CallError::Timeout {
-                call: label.to_string(),
+                call: call.to_string(),
                 limit: self.limits.deadline(),
             },
         };
@@ -362,65 +352,5 @@ impl Drop for PluginHost {
     /// component may keep mapped (see `PluginComponent`).
     fn drop(&mut self) {
         self.live = None;
-    }
-}
-
-/// One call into the guest.
-enum Call {
-    Initialize(wit::InitializeRequest),
-    Tool(wit::ToolCall),
-    Command(wit::CommandCall),
-    Hook(wit::HookPayload),
-    Deactivate,
-}
-
-/// What a call answered.
-enum Reply {
-    Handshake(Box<wit::Handshake>),
-    Text(String),
-    Command(wit::CommandResult),
-    Done,
-}
-
-impl Call {
-    /// Calls the guest. Outer error: a trap; inner error: the plugin's text.
-    async fn invoke(
-        self,
-        bindings: &LingxiPlugin,
-        store: &mut Store<HostState>,
-    ) -> wasmtime::Result<Result<Reply, String>> {
-        let plugin = bindings.lingxi_plugin_plugin();
-        Ok(match self {
-            Call::Initialize(request) => plugin
-                .call_initialize(store, &request)
-                .await?
-                .map(|h| Reply::Handshake(Box::new(h))),
-            Call::Tool(call) => plugin
-                .call_execute_tool(store, &call)
-                .await?
-                .map(Reply::Text),
-            Call::Command(call) => plugin
-                .call_execute_command(store, &call)
-                .await?
-                .map(Reply::Command),
-            Call::Hook(payload) => plugin
-                .call_emit_hook(store, &payload)
-                .await?
-                .map(|()| Reply::Done),
-            Call::Deactivate => {
-                plugin.call_deactivate(store).await?;
-                Ok(Reply::Done)
-            }
-        })
-    }
-}
-
-/// Names a call in error messages, e.g. `tool.execute 'probe.echo'`; only
-/// formatted when a message needs it.
-struct Label<'a>(&'static str, &'a str);
-
-impl Display for Label<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} '{}'", self.0, self.1)
     }
 }

@@ -48,6 +48,16 @@ fn fail(what: &str, e: impl std::fmt::Display) -> PluginError {
     PluginError::new(format!("{what}: {e}"))
 }
 
+/// The arguments of tool `tool`, read as a number.
+fn number<N: std::str::FromStr<Err = std::num::ParseIntError>>(
+    args: &str,
+    tool: &str,
+) -> PluginResult<N> {
+    args.trim()
+        .parse()
+        .map_err(|e| fail(&format!("{tool} takes a number"), e))
+}
+
 fn read_file(path: &str) -> PluginResult<String> {
     std::fs::read_to_string(path).map_err(|e| fail(path, e))
 }
@@ -119,10 +129,7 @@ fn spin(_: &str) -> PluginResult<String> {
 
 /// `n` — allocates and touches n MiB.
 fn alloc_mib(args: &str) -> PluginResult<String> {
-    let mib: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("alloc-mib takes a number", e))?;
+    let mib: usize = number(args, "alloc-mib")?;
     let block = vec![1u8; mib * 1024 * 1024];
     let total: usize = block.iter().map(|b| usize::from(*b)).sum();
     Ok(format!("allocated {} MiB", total >> 20))
@@ -144,19 +151,13 @@ fn recurse(args: &str) -> PluginResult<String> {
 
 /// `n` — returns n MiB of text.
 fn big_result(args: &str) -> PluginResult<String> {
-    let mib: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("big-result takes a number", e))?;
+    let mib: usize = number(args, "big-result")?;
     Ok("x".repeat(mib * 1024 * 1024))
 }
 
 /// `n` — writes n log lines of 1 KiB.
 fn log_flood(args: &str) -> PluginResult<String> {
-    let n: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("log-flood takes a number", e))?;
+    let n: usize = number(args, "log-flood")?;
     let logger = lingxi_plugin_sdk::Logger::default();
     let line = "y".repeat(1024);
     for _ in 0..n {
@@ -167,10 +168,7 @@ fn log_flood(args: &str) -> PluginResult<String> {
 
 /// `n` — sleeps n seconds (`std::thread::sleep`: a WASI clock pollable).
 fn sleep(args: &str) -> PluginResult<String> {
-    let secs: u64 = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("sleep takes a number of seconds", e))?;
+    let secs: u64 = number(args, "sleep")?;
     std::thread::sleep(std::time::Duration::from_secs(secs));
     Ok(format!("slept {secs} s"))
 }
@@ -193,10 +191,7 @@ fn poll_far(_: &str) -> PluginResult<String> {
 
 /// `n` — writes n log lines of one byte each.
 fn log_tiny(args: &str) -> PluginResult<String> {
-    let n: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("log-tiny takes a number", e))?;
+    let n: usize = number(args, "log-tiny")?;
     let logger = lingxi_plugin_sdk::Logger::default();
     for _ in 0..n {
         logger.info("y");
@@ -206,10 +201,7 @@ fn log_tiny(args: &str) -> PluginResult<String> {
 
 /// `n` — prints n empty lines to stdout, in writes of 64 KiB.
 fn print_empty_lines(args: &str) -> PluginResult<String> {
-    let n: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("print-empty-lines takes a number", e))?;
+    let n: usize = number(args, "print-empty-lines")?;
     let block = vec![b'\n'; 64 * 1024];
     let mut out = std::io::stdout();
     let mut left = n;
@@ -224,10 +216,7 @@ fn print_empty_lines(args: &str) -> PluginResult<String> {
 
 /// `n` — fails with an error text of n MiB.
 fn fail_big(args: &str) -> PluginResult<String> {
-    let mib: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("fail-big takes a number", e))?;
+    let mib: usize = number(args, "fail-big")?;
     Err(PluginError::new("e".repeat(mib * 1024 * 1024)))
 }
 
@@ -259,10 +248,7 @@ fn kv_get(key: &str) -> PluginResult<String> {
 
 /// `n` — writes an n MiB raw file into the data directory.
 fn fill_data(args: &str) -> PluginResult<String> {
-    let mib: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("fill-data takes a number", e))?;
+    let mib: usize = number(args, "fill-data")?;
     let path = storage().dir()?.join("blob.bin");
     std::fs::write(&path, vec![7u8; mib * 1024 * 1024]).map_err(|e| fail("fill-data", e))?;
     Ok(format!("wrote {mib} MiB"))
@@ -294,10 +280,7 @@ fn hold_open(_: &str) -> PluginResult<String> {
 
 /// `n` — writes n MiB through the file `hold-open` kept open.
 fn write_held(args: &str) -> PluginResult<String> {
-    let mib: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("write-held takes a number", e))?;
+    let mib: usize = number(args, "write-held")?;
     let mut held = HELD.lock().map_err(|e| fail("write-held", e))?;
     let file = held
         .as_mut()
@@ -309,10 +292,7 @@ fn write_held(args: &str) -> PluginResult<String> {
 
 /// `n` — creates n empty files in the data directory.
 fn touch_many(args: &str) -> PluginResult<String> {
-    let n: usize = args
-        .trim()
-        .parse()
-        .map_err(|e| fail("touch-many takes a number", e))?;
+    let n: usize = number(args, "touch-many")?;
     let dir = storage().dir()?.join("many");
     std::fs::create_dir_all(&dir).map_err(|e| fail("touch-many", e))?;
     for i in 0..n {
