@@ -12,8 +12,13 @@ use serde_json::json;
 use crate::support::{Session, guest, workspace_root};
 
 /// A cache folder with `mode` in which another plugin's compiled code sits
-/// under the probe's cache name.
+/// under the probe's cache name (a file of ours, mode 0600).
 fn planted_cache(mode: u32) -> tempfile::TempDir {
+    planted_cache_file(mode, |_| {})
+}
+
+/// The same, with `change` applied to the planted file.
+fn planted_cache_file(mode: u32, change: impl FnOnce(&Path)) -> tempfile::TempDir {
     let dir = tempfile::tempdir_in(workspace_root().join("target")).unwrap();
     let runtime = Runtime::new().unwrap();
     let probe = std::fs::read(guest("probe")).unwrap();
@@ -21,6 +26,7 @@ fn planted_cache(mode: u32) -> tempfile::TempDir {
     let path = CompileCache::new(dir.path()).path_for(runtime.engine(), &probe);
     std::fs::write(&path, runtime.precompile(&other, "quickstart").unwrap()).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    change(&path);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
     dir
 }
@@ -75,4 +81,33 @@ fn a_cache_folder_of_another_user_is_not_read() {
         "the planted code ran:\n{stderr}"
     );
     assert!(stderr.contains("it is owned by user 65534"), "{stderr}");
+}
+
+#[test]
+fn a_cache_file_others_may_write_is_not_loaded_from_a_private_folder() {
+    let dir = planted_cache_file(0o700, |file| {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    });
+    let (id, stderr) = probe_id_through(dir.path());
+    assert_eq!(
+        id, "com.lingxi.test-probe",
+        "the planted code ran:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_cache_file_of_another_user_is_not_loaded_from_a_private_folder() {
+    let mut chowned = Ok(());
+    let dir = planted_cache_file(0o700, |file| {
+        chowned = std::os::unix::fs::chown(file, Some(65534), None);
+    });
+    if let Err(e) = chowned {
+        eprintln!("skipped: cannot chown a file to another user here ({e})");
+        return;
+    }
+    let (id, stderr) = probe_id_through(dir.path());
+    assert_eq!(
+        id, "com.lingxi.test-probe",
+        "the planted code ran:\n{stderr}"
+    );
 }

@@ -17,24 +17,23 @@ use lingxi_wasm_host::{CompileCache, PluginComponent, PluginHost, PolicySpec, Ru
 use crate::cli::{CacheArgs, Cli, Command};
 
 fn main() {
-    init_logging();
+    let logs = init_logging();
     // A packed executable carries its plugin: serve it, whatever the name.
-    match pack::read_self().map_err(anyhow::Error::from) {
-        Ok(Some(plugin)) => exit_on_error(packed::run(plugin)),
+    let result = match pack::read_self().map_err(anyhow::Error::from) {
+        Ok(Some(plugin)) => packed::run(plugin),
         // Spawned bare but nothing embedded: most likely a packed plugin
         // whose end was cut off. Say so instead of printing usage.
-        Ok(None) if std::env::args_os().len() == 1 => exit_on_error(Err(anyhow::anyhow!(
+        Ok(None) if std::env::args_os().len() == 1 => Err(anyhow::anyhow!(
             "no plugin is embedded in {} and no component was given; run `lingxi-wasm-run <COMPONENT>`, or reinstall the packed plugin (its end may have been cut off)",
             std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
-        ))),
-        Ok(None) => exit_on_error(run(Cli::parse())),
-        Err(error) => exit_on_error(Err(error)),
-    }
-}
-
-fn exit_on_error(result: Result<()>) {
+        )),
+        Ok(None) => run(Cli::parse()),
+        Err(error) => Err(error),
+    };
+    // Writes out the logs still queued before anything else is said.
+    drop(logs);
     if let Err(error) = result {
         eprintln!("lingxi-wasm-run: error: {error:#}");
         std::process::exit(1);
@@ -42,10 +41,18 @@ fn exit_on_error(result: Result<()>) {
 }
 
 /// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
-/// directive such as `debug` or `lingxi_wasm=trace`).
-fn init_logging() {
+/// directive such as `debug` or `lingxi_wasm=trace`). Lines are written by a
+/// thread of their own: the thread that runs plugin calls and their
+/// deadlines never blocks on a stderr pipe nobody reads. If that pipe stays
+/// full, lines are dropped rather than waited for. The returned guard writes
+/// out what is queued when dropped.
+fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .thread_name("lingxi-wasm-log")
+        .finish(io::stderr());
     let fmt = tracing_subscriber::fmt()
-        .with_writer(io::stderr)
+        .with_writer(stderr)
         .with_target(false)
         .with_ansi(io::stderr().is_terminal())
         .without_time();
@@ -64,6 +71,7 @@ fn init_logging() {
         // is cheaper to build than an `EnvFilter`.
         Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),
     }
+    guard
 }
 
 /// The single-threaded runtime every plugin call of this process runs on.
