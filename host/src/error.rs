@@ -109,7 +109,7 @@ pub enum CallError {
     },
     /// The call left the data directory over its quota.
     #[error(
-        "{call} left the plugin's data directory {} over its quota ({used} bytes of {quota}); it stays read-only until it is smaller (raise the quota with --storage-quota MIB)",
+        "{call} left the plugin's data directory {} over its quota (at least {used} bytes of {quota}); it stays read-only until it is smaller (raise the quota with --storage-quota MIB)",
         dir.display()
     )]
     StorageQuota {

@@ -94,4 +94,4 @@ pub use plugin::PluginHost;
 pub use policy::file::{PolicyError, PolicySpec};
 pub use policy::{Grant, NetRule, Policy};
 pub use server::{MAX_LINE_BYTES, Server};
-pub use stdio::GUEST_TARGET;
+pub use stdio::{GUEST_TARGET, printable};

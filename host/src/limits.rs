@@ -59,71 +59,116 @@ impl Limits {
     }
 }
 
-/// The memory cap of one instance, enforced by the store's limiter: growing
-/// past it traps with [`MemoryLimit`], a typed error the host classifies
-/// (never by matching message text).
+/// When one request must be answered by. It is set when the request
+/// arrives and shared by every step of it (a fresh instance, the replayed
+/// `initialize`, the call itself), so a request never takes longer than
+/// [`Limits::call_timeout`] however many steps it needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline(Option<tokio::time::Instant>);
+
+/// A [`Deadline`] passed.
+#[derive(Debug, Clone, Copy)]
+pub struct Expired;
+
+impl Deadline {
+    /// `timeout` from now; one too far to represent is no deadline at all.
+    pub fn after(timeout: Duration) -> Self {
+        Deadline(tokio::time::Instant::now().checked_add(timeout))
+    }
+
+    /// Runs `step` until it finishes or the deadline passes (`step` is then
+    /// dropped where it stands).
+    pub async fn run<F: Future>(self, step: F) -> Result<F::Output, Expired> {
+        match self.0 {
+            Some(at) => tokio::time::timeout_at(at, step).await.map_err(|_| Expired),
+            None => Ok(step.await),
+        }
+    }
+}
+
+/// The memory cap of one instance, enforced by the store's limiter over
+/// everything the guest can grow: all its linear memories together (a
+/// component may have several) and its tables (charged [`TABLE_ELEMENT_BYTES`]
+/// per element). Growing past it traps with [`MemoryLimit`], a typed error
+/// the host classifies (never by matching message text).
 pub struct MemoryCap {
     limit: usize,
-    /// Instance, table and memory counts stay at wasmtime's defaults.
-    others: wasmtime::StoreLimits,
+    /// Bytes of memories and tables granted so far (they never shrink).
+    used: usize,
 }
+
+/// What one table element costs against the memory cap: a pointer-sized
+/// reference plus wasmtime's bookkeeping, rounded up.
+pub const TABLE_ELEMENT_BYTES: usize = 16;
+
+/// Most memories, tables and instances one store may hold: far above what
+/// a plugin built with the SDK uses (one memory), far below wasmtime's
+/// default of 10 000.
+const MAX_STORE_ITEMS: usize = 100;
 
 /// A plugin tried to grow its memory past [`Limits::max_memory_bytes`].
 #[derive(Debug, thiserror::Error)]
-#[error("the plugin tried to grow its memory to {desired} bytes, past the limit of {limit}")]
+#[error(
+    "the plugin tried to grow its memory and tables to {desired} bytes in all, past the limit of {limit}"
+)]
 pub struct MemoryLimit {
-    /// The size asked for.
+    /// The total size asked for.
     pub desired: usize,
     /// The limit in force.
     pub limit: usize,
 }
 
 impl MemoryCap {
-    /// A cap of `limit` bytes of linear memory.
+    /// A cap of `limit` bytes of memories and tables together.
     pub fn new(limit: usize) -> Self {
-        MemoryCap {
-            limit,
-            others: wasmtime::StoreLimits::default(),
+        MemoryCap { limit, used: 0 }
+    }
+
+    /// Charges growing from `current` to `desired` units of `unit` bytes.
+    fn grow(&mut self, current: usize, desired: usize, unit: usize) -> wasmtime::Result<bool> {
+        let more = desired.saturating_sub(current).saturating_mul(unit);
+        let total = self.used.saturating_add(more);
+        if total > self.limit {
+            return Err(MemoryLimit {
+                desired: total,
+                limit: self.limit,
+            }
+            .into());
         }
+        self.used = total;
+        Ok(true)
     }
 }
 
 impl wasmtime::ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            return Err(MemoryLimit {
-                desired,
-                limit: self.limit,
-            }
-            .into());
-        }
-        Ok(true)
+        self.grow(current, desired, 1)
     }
 
     fn table_growing(
         &mut self,
         current: usize,
         desired: usize,
-        maximum: Option<usize>,
+        _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        self.others.table_growing(current, desired, maximum)
+        self.grow(current, desired, TABLE_ELEMENT_BYTES)
     }
 
     fn instances(&self) -> usize {
-        self.others.instances()
+        MAX_STORE_ITEMS
     }
 
     fn tables(&self) -> usize {
-        self.others.tables()
+        MAX_STORE_ITEMS
     }
 
     fn memories(&self) -> usize {
-        self.others.memories()
+        MAX_STORE_ITEMS
     }
 }
 
@@ -229,5 +274,18 @@ mod tests {
         assert!(budget.spend(1).is_err());
         budget.reset();
         assert!(budget.spend(10).is_ok());
+    }
+
+    #[test]
+    fn memories_and_tables_share_one_cap() {
+        use wasmtime::ResourceLimiter;
+        let mut cap = MemoryCap::new(1000);
+        // Two memories of 400 bytes fit; a third does not.
+        assert!(cap.memory_growing(0, 400, None).unwrap());
+        assert!(cap.memory_growing(0, 400, None).unwrap());
+        assert!(cap.memory_growing(0, 400, None).is_err());
+        // Nor does a table of 13 elements (208 bytes) in the 200 left.
+        assert!(cap.table_growing(0, 13, None).is_err());
+        assert!(cap.table_growing(0, 12, None).unwrap());
     }
 }

@@ -18,9 +18,9 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// One JSONL session with one plugin.
 ///
-/// Requests are read and answered on the calling thread, one at a time;
-/// each call into the plugin runs on a single-threaded tokio runtime owned
-/// by the server, bounded by its deadline. Reading the next line happens
+/// Requests are read and answered on the calling thread, one at a time,
+/// inside a single-threaded tokio runtime owned by the server; each call
+/// into the plugin is bounded by its deadline. Reading the next line happens
 /// only between calls, so nothing blocks the thread while a deadline runs.
 pub struct Server {
     host: PluginHost,
@@ -52,13 +52,15 @@ impl Server {
         }
     }
 
-    /// Runs one call to completion on the server's runtime.
-    fn run<T>(&mut self, call: impl AsyncFnOnce(&mut PluginHost) -> T) -> T {
-        let Server { host, tokio, .. } = self;
-        match tokio {
-            Some(tokio) => tokio.block_on(call(host)),
-            None => unreachable!("the runtime lives as long as the server"),
-        }
+    /// Runs `work` to completion on the server's runtime (taken out of the
+    /// server meanwhile, so `work` may borrow the rest of it).
+    fn block_on<T>(&mut self, work: impl AsyncFnOnce(&mut Server) -> T) -> T {
+        let Some(tokio) = self.tokio.take() else {
+            unreachable!("the runtime lives as long as the server")
+        };
+        let result = tokio.block_on(work(self));
+        self.tokio = Some(tokio);
+        result
     }
 
     /// The plugin being served.
@@ -68,36 +70,49 @@ impl Server {
 
     /// Serves until EOF on `input`, then deactivates the plugin. Each response
     /// is written as one line and flushed. Fails only if `output` fails.
+    /// The whole loop runs inside the runtime; the next line is read only
+    /// between calls, when no deadline is running.
     pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            let read = read_line_capped(&mut input, &mut line, MAX_LINE_BYTES)?;
-            if read == LineRead::Eof {
-                break;
+        self.block_on(async |server| {
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                let read = read_line_capped(&mut input, &mut line, MAX_LINE_BYTES)?;
+                if read == LineRead::Eof {
+                    break;
+                }
+                let response = if read == LineRead::TooLong {
+                    server.too_long(&line)
+                } else {
+                    server.answer_bytes(&line).await
+                };
+                if let Some(response) = response {
+                    output.write_all(response.as_bytes())?;
+                    output.write_all(b"\n")?;
+                    output.flush()?;
+                }
             }
-            let response = if read == LineRead::TooLong {
-                self.too_long(&line)
-            } else {
-                self.handle_bytes(&line)
-            };
-            if let Some(response) = response {
-                output.write_all(response.as_bytes())?;
-                output.write_all(b"\n")?;
-                output.flush()?;
+            if let Err(e) = server.host.deactivate().await {
+                tracing::warn!("[{}] deactivate failed: {e}", server.host.manifest().id);
             }
-        }
-        if let Err(e) = self.run(async |host| host.deactivate().await) {
-            tracing::warn!("[{}] deactivate failed: {e}", self.host.manifest().id);
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Handles one raw line (without its newline). `None` means no response:
     /// the line was empty, or undecodable with no recoverable id.
     pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
+        self.block_on(async |server| server.answer_bytes(line).await)
+    }
+
+    /// Handles one line of text.
+    pub fn handle_line(&mut self, line: &str) -> Option<String> {
+        self.block_on(async |server| server.answer_line(line).await)
+    }
+
+    async fn answer_bytes(&mut self, line: &[u8]) -> Option<String> {
         match std::str::from_utf8(line) {
-            Ok(text) => self.handle_line(text),
+            Ok(text) => self.answer_line(text).await,
             Err(e) => {
                 let text = String::from_utf8_lossy(line);
                 let id = wire::decode_request(&text).ok().flatten().map(|r| r.id);
@@ -106,8 +121,7 @@ impl Server {
         }
     }
 
-    /// Handles one line of text.
-    pub fn handle_line(&mut self, line: &str) -> Option<String> {
+    async fn answer_line(&mut self, line: &str) -> Option<String> {
         let request = match wire::decode_request(line) {
             Ok(Some(request)) => request,
             Ok(None) => return None,
@@ -118,10 +132,21 @@ impl Server {
             self.last_dialect = d;
         }
         let id = request.id.clone();
-        Some(match self.dispatch(request) {
+        let response = match self.dispatch(request).await {
             Ok(result) => wire::encode_success(&id, result.as_ref(), dialect),
             Err(message) => wire::encode_error(&id, &message, dialect),
-        })
+        };
+        // Escaping (JSON, base64) can make a line several times longer than
+        // the text the limits were checked on: the line itself is capped too.
+        if response.len() > MAX_LINE_BYTES {
+            let message = format!(
+                "the answer is {} bytes on the wire, more than the {MAX_LINE_BYTES}-byte line limit; return less, or write large data to the workspace",
+                response.len()
+            );
+            tracing::warn!("[{}] {message}", self.host.manifest().id);
+            return Some(wire::encode_error(&id, &message, dialect));
+        }
+        Some(response)
     }
 
     fn undecodable(&self, id: Option<String>, message: String) -> Option<String> {
@@ -142,7 +167,7 @@ impl Server {
         self.undecodable(id, message)
     }
 
-    fn dispatch(&mut self, request: Request) -> Outcome {
+    async fn dispatch(&mut self, request: Request) -> Outcome {
         let params = request.params;
         match request.method.as_str() {
             method::SNAPSHOT => {
@@ -159,34 +184,26 @@ impl Server {
                     None => dto::InitializeDto::default(),
                 };
                 let request = convert::initialize_request(request);
-                let handshake = self
-                    .run(async |host| host.initialize(request).await)
-                    .map_err(call_error)?;
+                let handshake = self.host.initialize(request).await.map_err(call_error)?;
                 to_value(convert::handshake(handshake))
             }
             method::TOOL_EXECUTE => {
                 let params = params.ok_or(text::TOOL_MISSING)?;
                 let call = convert::tool_call(decode(params)?);
-                let text = self
-                    .run(async |host| host.execute_tool(call).await)
-                    .map_err(call_error)?;
+                let text = self.host.execute_tool(call).await.map_err(call_error)?;
                 Ok(Some(Value::String(text)))
             }
             method::COMMAND_EXECUTE => {
                 let params = params.ok_or(text::COMMAND_MISSING)?;
                 let call = convert::command_call(decode(params)?);
-                let result = self
-                    .run(async |host| host.execute_command(call).await)
-                    .map_err(call_error)?;
+                let result = self.host.execute_command(call).await.map_err(call_error)?;
                 to_value(convert::command_result(result))
             }
             method::HOOK_EMIT => {
                 let params = params.ok_or(text::HOOK_MISSING)?;
                 let payload: dto::HookEmitDto = decode(params)?;
                 match convert::hook_payload(payload.clone()) {
-                    Some(payload) => self
-                        .run(async |host| host.emit_hook(payload).await)
-                        .map_err(call_error)?,
+                    Some(payload) => self.host.emit_hook(payload).await.map_err(call_error)?,
                     // No plugin can have a handler for an event this version
                     // does not know: acknowledge it, as for any unhandled event.
                     None => tracing::debug!("acknowledging unknown hook event {}", payload.event),

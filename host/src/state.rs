@@ -92,6 +92,7 @@ impl logging::Host for HostState {
         let id = &self.plugin_id;
         // Charged as written: the message (as cut), the id and the line's frame.
         let message = cap_text(message, MAX_LOG_MESSAGE);
+        let message = crate::stdio::printable(&message);
         self.output
             .spend(message.len() + id.len() + LINE_OVERHEAD)?;
         match level {

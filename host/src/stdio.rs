@@ -2,6 +2,7 @@
 //! channel): every line becomes a log event, prefixed with the plugin id, that
 //! `lingxi-wasm-run` writes to its stderr.
 
+use std::borrow::Cow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -45,27 +46,52 @@ impl LineBuffer {
         if self.pending.is_empty() {
             return;
         }
-        let text = lossy_no_longer(&self.pending);
-        let line = text.trim_end_matches(['\n', '\r']);
+        let end = self
+            .pending
+            .iter()
+            .rposition(|b| !matches!(b, b'\n' | b'\r'))
+            .map_or(0, |i| i + 1);
+        let line = lossy_no_longer(&self.pending[..end]);
         tracing::info!(target: GUEST_TARGET, "[{}] {}", self.prefix, line);
         self.pending.clear();
     }
 }
 
-/// Like `String::from_utf8_lossy`, but an invalid sequence becomes one `?`,
-/// so the text is never longer than the bytes it was charged for.
-fn lossy_no_longer(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        return text.into();
-    }
-    let mut text = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        text.push_str(chunk.valid());
-        if !chunk.invalid().is_empty() {
-            text.push('?');
+/// Like `String::from_utf8_lossy`, but an invalid sequence becomes one `?`
+/// and so does every control character ([`printable`]), so the text is
+/// never longer than the bytes it was charged for.
+fn lossy_no_longer(bytes: &[u8]) -> Cow<'_, str> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => return printable(text),
+        Err(_) => {
+            let mut text = String::with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    text.push('?');
+                }
+            }
+            text
         }
+    };
+    Cow::Owned(printable(&text).into_owned())
+}
+
+/// `text` with every control character but tab (newlines included)
+/// replaced by `?`. Text from a plugin is shown this way: a terminal never
+/// sees its escape sequences, a reader never sees lines it forged, and the
+/// log formatter has nothing to escape (it would write `\x1b` for one
+/// byte: more than was charged).
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\t';
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
     }
-    text.into()
+    Cow::Owned(
+        text.chars()
+            .map(|c| if unsafe_char(c) { '?' } else { c })
+            .collect(),
+    )
 }
 
 impl Drop for LineBuffer {
@@ -188,5 +214,7 @@ mod tests {
     fn invalid_utf8_is_never_longer_when_written() {
         assert_eq!(lossy_no_longer(b"ok"), "ok");
         assert_eq!(lossy_no_longer(&[b'a', 0xff, 0xfe, b'b']), "a??b");
+        assert_eq!(lossy_no_longer(b"\x1b[8mhidden\x07"), "?[8mhidden?");
+        assert_eq!(printable("a\u{9b}b\tc"), "a?b\tc");
     }
 }

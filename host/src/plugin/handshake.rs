@@ -24,15 +24,12 @@ pub(super) fn manifest_differences(enforced: &wit::Manifest, told: &wit::Manifes
         quoted(&enforced.description),
         quoted(&told.description),
     );
-    field(
-        "author",
-        format!("{:?}", enforced.author),
-        format!("{:?}", told.author),
-    );
+    let optional = |text: &Option<String>| text.as_deref().map_or("none".to_owned(), quoted);
+    field("author", optional(&enforced.author), optional(&told.author));
     field(
         "minimumCoreVersion",
-        format!("{:?}", enforced.minimum_core_version),
-        format!("{:?}", told.minimum_core_version),
+        optional(&enforced.minimum_core_version),
+        optional(&told.minimum_core_version),
     );
     field(
         "capabilities",
@@ -42,8 +39,14 @@ pub(super) fn manifest_differences(enforced: &wit::Manifest, told: &wit::Manifes
     differences
 }
 
+/// `text` quoted for a message, cut to 80 characters: a difference is
+/// named, not repeated in full.
 fn quoted(text: &str) -> String {
-    format!("{text:?}")
+    const SHOWN: usize = 80;
+    match text.char_indices().nth(SHOWN) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}… ({} bytes)", &text[..end], text.len()),
+    }
 }
 
 /// Capability wire names, sorted and without repeats, e.g. `[projectRead]`.
@@ -115,5 +118,15 @@ mod tests {
             d[1].contains("[networkAccess, projectRead, projectWrite] in the handshake"),
             "{d:?}"
         );
+    }
+
+    #[test]
+    fn long_values_are_named_not_repeated() {
+        let enforced = manifest("com.a", vec![]);
+        let mut told = manifest("com.a", vec![]);
+        told.description = "\u{1}".repeat(1_000_000);
+        let d = manifest_differences(&enforced, &told);
+        assert!(d[0].len() < 1000, "{}", d[0].len());
+        assert!(d[0].contains("(1000000 bytes)"), "{}", d[0]);
     }
 }

@@ -5,14 +5,22 @@ use std::path::PathBuf;
 
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
+use super::call::Call;
 use super::{Live, PluginHost};
 use crate::error::CallError;
-use crate::limits::OutputBudget;
+use crate::limits::{Deadline, Expired, OutputBudget};
 use crate::stdio::GuestOutput;
 use crate::storage::DATA_GUEST_PATH;
 
 impl PluginHost {
-    pub(super) async fn instantiate(&self, root: Option<PathBuf>) -> Result<Live, CallError> {
+    /// A fresh instance for `call`, made within the request's `deadline`
+    /// (instantiating runs the guest's start code).
+    pub(super) async fn instantiate(
+        &self,
+        root: Option<PathBuf>,
+        call: &Call<'_>,
+        deadline: Deadline,
+    ) -> Result<Live, CallError> {
         let id = self.manifest().id.clone();
         let budget = OutputBudget::new(self.limits.max_output_bytes);
         let outputs = [
@@ -34,15 +42,14 @@ impl PluginHost {
             plugin: id.clone(),
             reason,
         };
-        // Instantiating runs the guest's start code: the deadline holds here too.
         let instantiating = self.component.pre.instantiate_async(&mut store);
-        let bindings = match tokio::time::timeout(self.limits.deadline(), instantiating).await {
+        let bindings = match deadline.run(instantiating).await {
             Ok(result) => result.map_err(|e| instantiate_error(format!("{e:#}")))?,
-            Err(_) => {
-                return Err(instantiate_error(format!(
-                    "instantiating did not finish within {:.1} s",
-                    self.limits.deadline().as_secs_f64()
-                )));
+            Err(Expired) => {
+                return Err(CallError::Timeout {
+                    call: format!("{call} (starting the plugin)"),
+                    limit: self.limits.deadline(),
+                });
             }
         };
         Ok(Live {

@@ -28,7 +28,7 @@ use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
-use crate::limits::{Limits, OutputBudget, cap_text};
+use crate::limits::{Deadline, Limits, OutputBudget, cap_text};
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
@@ -147,11 +147,13 @@ impl PluginHost {
         &mut self,
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
-        self.ensure_live(true).await?;
+        let deadline = Deadline::after(self.limits.deadline());
         let call = Call::Initialize(&request);
-        let Reply::Handshake(handshake) = self.guard(&call).await? else {
+        self.ensure_live(&call, deadline).await?;
+        let Reply::Handshake(handshake) = self.guard(&call, deadline).await? else {
             unreachable!("initialize answers a handshake")
         };
+        self.check_size(&call, handshake_size(&handshake))?;
         let differences = manifest_differences(self.manifest(), &handshake.manifest);
         if !differences.is_empty() {
             let error = CallError::ManifestMismatch {
@@ -162,16 +164,16 @@ impl PluginHost {
             self.live = None;
             return Err(error);
         }
-        self.check_size(&call, handshake_size(&handshake))?;
         self.initialized_with = Some(request);
         Ok(*handshake)
     }
 
     /// `tool.execute`.
     pub async fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
-        self.ensure_live(false).await?;
+        let deadline = Deadline::after(self.limits.deadline());
         let call = Call::Tool(&call);
-        let Reply::Text(output) = self.guard(&call).await? else {
+        self.ensure_live(&call, deadline).await?;
+        let Reply::Text(output) = self.guard(&call, deadline).await? else {
             unreachable!("execute-tool answers text")
         };
         self.check_size(&call, output.len())?;
@@ -183,9 +185,10 @@ impl PluginHost {
         &mut self,
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
-        self.ensure_live(false).await?;
+        let deadline = Deadline::after(self.limits.deadline());
         let call = Call::Command(&call);
-        let Reply::Command(result) = self.guard(&call).await? else {
+        self.ensure_live(&call, deadline).await?;
+        let Reply::Command(result) = self.guard(&call, deadline).await? else {
             unreachable!("execute-command answers a command result")
         };
         let size = match &result {
@@ -200,8 +203,10 @@ impl PluginHost {
 
     /// `hook.emit`.
     pub async fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
-        self.ensure_live(false).await?;
-        self.guard(&Call::Hook(&payload)).await.map(drop)
+        let deadline = Deadline::after(self.limits.deadline());
+        let call = Call::Hook(&payload);
+        self.ensure_live(&call, deadline).await?;
+        self.guard(&call, deadline).await.map(drop)
     }
 
     /// End of session: lets a running plugin clean up, then drops it.
@@ -209,7 +214,8 @@ impl PluginHost {
         if self.live.is_none() {
             return Ok(());
         }
-        let result = self.guard(&Call::Deactivate).await;
+        let deadline = Deadline::after(self.limits.deadline());
+        let result = self.guard(&Call::Deactivate, deadline).await;
         self.live = None;
         self.initialized_with = None;
         result.map(drop)
@@ -241,9 +247,10 @@ impl PluginHost {
     }
 
     /// Makes sure a live instance exists that mounts the current workspace
-    /// root. A fresh instance is re-initialized with the last successful
-    /// initialize request, unless `for_initialize` (the caller is about to).
-    async fn ensure_live(&mut self, for_initialize: bool) -> Result<(), CallError> {
+    /// root, for `call` and within its deadline. A fresh instance is
+    /// re-initialized with the last successful initialize request, unless
+    /// `call` is an initialize itself.
+    async fn ensure_live(&mut self, call: &Call<'_>, deadline: Deadline) -> Result<(), CallError> {
         if let Some(reason) = &self.disabled {
             return Err(CallError::Disabled {
                 plugin: self.manifest().id.clone(),
@@ -269,10 +276,11 @@ impl PluginHost {
             );
             self.live = None;
         }
-        let live = self.instantiate(root).await?;
+        let live = self.instantiate(root, call, deadline).await?;
         self.live = Some(live);
+        let for_initialize = matches!(call, Call::Initialize(_));
         if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
-            self.guard(&Call::Reinitialize(&request)).await?;
+            self.guard(&Call::Reinitialize(&request), deadline).await?;
         }
         Ok(())
     }
@@ -302,12 +310,12 @@ impl PluginHost {
         Err(error)
     }
 
-    /// Runs one guest call under its deadline with the current snapshot.
-    /// The deadline is a timer around the whole call: whatever the guest
+    /// Runs one guest call under the request's deadline with the current
+    /// snapshot. The deadline is a timer around the whole call: whatever the guest
     /// does (spinning, sleeping, waiting on a socket or a name lookup), the
     /// call ends when it fires. A trap or an expired deadline drops the
     /// instance; a plugin's error text is held to the result limit.
-    async fn guard(&mut self, call: &Call<'_>) -> Result<Reply, CallError> {
+    async fn guard(&mut self, call: &Call<'_>, deadline: Deadline) -> Result<Reply, CallError> {
         let Some(live) = self.live.as_mut() else {
             return Err(CallError::Instantiate {
                 plugin: self.component.manifest().id.clone(),
@@ -317,7 +325,7 @@ impl PluginHost {
         live.store.data_mut().snapshot = self.snapshot.clone();
         live.budget.reset();
         let running = call.invoke(&live.bindings, &mut live.store);
-        let outcome = tokio::time::timeout(self.limits.deadline(), running).await;
+        let outcome = deadline.run(running).await;
         for output in &live.outputs {
             output.flush_partial();
         }

@@ -155,8 +155,7 @@ impl Policy {
             .allow_udp(true)
             .allow_ip_name_lookup(true)
             .socket_addr_check(move |addr, usage| {
-                use wasmtime_wasi::sockets::SocketAddrUse::{TcpBind, UdpBind};
-                let allowed = check.check_addr(addr, matches!(usage, TcpBind | UdpBind));
+                let allowed = check.check_use(addr, usage);
                 Box::pin(async move { allowed })
             });
         Some(guard)

@@ -203,6 +203,32 @@ impl NetGuard {
         }
     }
 
+    /// Checks one use of a socket address, as wasmtime-wasi reports it. A
+    /// plugin is a client only: it may never listen or accept (a server on
+    /// an ephemeral port is still a server), bind only ephemeral ports, and
+    /// reach (send to, receive from) what the rules allow.
+    pub fn check_use(
+        &self,
+        addr: SocketAddr,
+        usage: wasmtime_wasi::sockets::SocketAddrUse,
+    ) -> bool {
+        use wasmtime_wasi::sockets::SocketAddrUse::*;
+        match usage {
+            TcpListen | TcpAccept => {
+                tracing::warn!(
+                    "[{}] listening on {addr} denied: plugins may not accept connections",
+                    self.plugin_id
+                );
+                false
+            }
+            TcpBind | UdpBind => self.check_addr(addr, true),
+            TcpConnect | UdpSend | UdpReceive => self.check_addr(addr, false),
+            // A use added by a later wasmtime-wasi: denied until reviewed.
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
     /// Checks one socket address the guest binds, connects or sends to.
     pub fn check_addr(&self, addr: SocketAddr, binding: bool) -> bool {
         // An implicit bind before connect uses an ephemeral port (0). An
@@ -369,7 +395,10 @@ mod tests {
         assert!(!guard.check_addr("10.0.0.1:8080".parse().unwrap(), false));
         assert!(guard.check_addr("0.0.0.0:0".parse().unwrap(), true));
         assert!(!guard.check_addr("0.0.0.0:8080".parse().unwrap(), true));
+        use wasmtime_wasi::sockets::SocketAddrUse::{TcpAccept, TcpListen};
         let any = NetGuard::new("p", &[]);
+        assert!(!any.check_use("0.0.0.0:0".parse().unwrap(), TcpListen));
+        assert!(!any.check_use("127.0.0.1:4000".parse().unwrap(), TcpAccept));
         assert!(any.check_addr("192.0.2.1:1".parse().unwrap(), false));
     }
 

@@ -55,21 +55,26 @@ impl DataDir {
 
     /// Bytes used: the sizes of all files below the directory (links are not
     /// followed; each entry costs at least one 4 KiB block, so a flood of
-    /// empty files counts too).
+    /// empty files counts too). The walk stops as soon as the total passes
+    /// the quota, so it visits at most quota / 4 KiB entries however many the
+    /// directory holds: past the quota, the answer is a lower bound.
     pub fn usage(&self) -> io::Result<u64> {
-        fn walk(dir: &Path, total: &mut u64) -> io::Result<()> {
+        fn walk(dir: &Path, total: &mut u64, stop: u64) -> io::Result<()> {
             for entry in std::fs::read_dir(dir)? {
+                if *total > stop {
+                    return Ok(());
+                }
                 let entry = entry?;
                 let meta = entry.path().symlink_metadata()?;
                 *total = total.saturating_add(meta.len().max(4096));
                 if meta.is_dir() {
-                    walk(&entry.path(), total)?;
+                    walk(&entry.path(), total, stop)?;
                 }
             }
             Ok(())
         }
         let mut total = 0;
-        walk(&self.path, &mut total)?;
+        walk(&self.path, &mut total, self.quota)?;
         Ok(total)
     }
 
@@ -133,6 +138,11 @@ mod tests {
         assert!(dir.within_quota());
         std::fs::write(dir.path().join("b"), vec![0u8; 8000]).unwrap();
         assert!(!dir.within_quota());
+        // Past the quota the walk stops early: many more entries are not read.
+        for i in 0..100 {
+            std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+        }
+        assert!(dir.usage().unwrap() < 10_000 + 3 * 8192);
         assert!(DataDir::open(root.path(), "../evil", 1).is_err());
     }
 }

@@ -2,14 +2,16 @@
 //! whole directory, which costs several system calls per file; doing it after
 //! every call would be most of the cost of a small tool call. So the WASI
 //! filesystem functions that can add bytes or entries (`open-at` with
-//! `create`, `create-directory-at`, `symlink-at`, `link-at`, `write`,
-//! `set-size`, `write-via-stream`, `append-via-stream`) are wrapped: they mark
-//! the instance, and the walk runs only after a call that used one of them,
-//! or while a file write stream the guest obtained is still open (a stream
-//! kept across calls can write in any later call).
+//! `create`, `create-directory-at`, `symlink-at`, `link-at`, `rename-at`,
+//! `write`, `set-size`, `write-via-stream`, `append-via-stream`) are
+//! wrapped: they mark the instance, and the walk runs only after a call
+//! that used one of them, or while a file write stream the guest obtained
+//! is still open (a stream kept across calls can write in any later call).
 //!
 //! The marks are conservative: a write to the workspace counts too, and a
-//! failed attempt counts as well.
+//! failed attempt counts as well. The `link-at` wrapper also refuses hard
+//! links between two different descriptors (e.g. from the workspace into
+//! the data directory): such a link would outlive the grant of its source.
 
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceTable};
@@ -123,12 +125,34 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     );
     marked!(i, "[method]descriptor.create-directory-at", (fd: Fd, path: String), true, create_directory_at);
     marked!(i, "[method]descriptor.symlink-at", (fd: Fd, old: String, new: String), true, symlink_at);
+    // A hard link from one mounted folder into another would keep the file
+    // reachable after the grant of the first is gone (a workspace file
+    // linked into the data directory): links are made only within one
+    // descriptor, and across two answer `cross-device`, as between file
+    // systems (programs then copy).
+    i.func_wrap_async(
+        "[method]descriptor.link-at",
+        |mut store: StoreContextMut<'_, HostState>,
+         (fd, pf, old, new_fd, new): (Fd, PathFlags, String, Fd, String)| {
+            Box::new(async move {
+                if fd.rep() != new_fd.rep() {
+                    return Ok((Err(ErrorCode::CrossDevice),));
+                }
+                let state = store.data_mut();
+                state.writes.wrote = true;
+                let mut fs = state.filesystem();
+                let result = HostDescriptor::link_at(&mut fs, fd, pf, old, new_fd, new).await;
+                answer(&mut fs, result)
+            })
+        },
+    )?;
+    // A rename can move a file of any size into the data directory.
     marked!(
         i,
-        "[method]descriptor.link-at",
-        (fd: Fd, pf: PathFlags, old: String, new_fd: Fd, new: String),
+        "[method]descriptor.rename-at",
+        (fd: Fd, old: String, new_fd: Fd, new: String),
         true,
-        link_at
+        rename_at
     );
     marked!(i, "[method]descriptor.write", (fd: Fd, buffer: Vec<u8>, offset: u64), true, write);
     marked!(i, "[method]descriptor.set-size", (fd: Fd, size: u64), true, set_size);

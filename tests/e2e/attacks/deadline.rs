@@ -111,3 +111,31 @@ fn deadline_name_lookup_that_never_answers() {
     // The hung lookup does not keep the launcher from exiting at EOF.
     assert!(s.finish().0.success());
 }
+
+#[test]
+fn deadline_covers_the_restart_and_the_call() {
+    // Activation takes 0.7 s; after a crash, the next request needs a fresh
+    // instance, the replayed initialize (0.7 s) and the call (a 1 s sleep):
+    // one deadline holds for all of it.
+    let t = Tree::new();
+    let args = ["--timeout", TIMEOUT, "--env", "TESTBED_ACTIVATE_MS=700"];
+    let mut s = start(&t, &args);
+    let r = s.call(
+        "init",
+        "plugin.initialize",
+        serde_json::json!({"hostIPCVersion": 1}),
+    );
+    assert!(r["error"].is_null(), "{r}");
+    denied(
+        &s.call("crash", "tool.execute", tool("panic", "")),
+        "crashed the plugin",
+    );
+    let started = Instant::now();
+    let r = s.call("slow", "tool.execute", tool("sleep", "1"));
+    let took = started.elapsed();
+    denied(&r, "did not finish within 1.0 s");
+    assert!(
+        took <= BOUND,
+        "answered after {took:?}, more than the deadline + 10%"
+    );
+}

@@ -133,3 +133,17 @@ fn net_udp_outside_the_allow_list() {
         "Permission denied",
     );
 }
+
+#[test]
+fn net_listen_is_refused_even_on_an_ephemeral_port() {
+    // No allow-list: every destination may be reached, but a plugin is a
+    // client only.
+    let t = Tree::new();
+    let mut s = start(&t, &["--grant", "networkAccess"]);
+    denied(&attempt(&mut s, "listen", ""), "Permission denied");
+    let (_, stderr) = s.finish();
+    assert!(
+        stderr.contains("plugins may not accept connections"),
+        "{stderr}"
+    );
+}

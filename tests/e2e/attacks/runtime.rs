@@ -203,6 +203,41 @@ fn out_empty_lines_are_charged_as_written() {
 }
 
 #[test]
+fn out_escape_bytes_are_charged_as_written() {
+    // The log formatter would write an escape byte as four characters.
+    let t = Tree::new();
+    let mut s = start(&t, &["--timeout", "60"]);
+    allowed(&attempt(&mut s, "print-escapes", "8000000"));
+    stderr_within_the_budget(s);
+}
+
+#[test]
+fn inspect_never_shows_a_plugin_s_escapes_or_forged_lines() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        .arg("inspect")
+        .arg(guest("impostor"))
+        .env(
+            "LINGXI_WASM_CACHE",
+            crate::support::workspace_root().join("target/e2e-cache"),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("granted      projectWrite")),
+        "{text}"
+    );
+    assert!(
+        text.contains("description  Declares nothing?granted      projectWrite?[8m"),
+        "{text}"
+    );
+}
+
+#[test]
 fn out_huge_error_text_is_capped() {
     let t = Tree::new();
     let mut s = start(&t, &[]);

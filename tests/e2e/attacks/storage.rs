@@ -148,3 +148,37 @@ fn attempt_raw(s: &mut crate::support::Session, tool_name: &str, input: &str) ->
         crate::support::tool(tool_name, input),
     )
 }
+
+#[test]
+fn storage_hard_link_from_the_workspace_into_the_data_directory() {
+    // A link would keep the workspace file reachable from the data
+    // directory after the workspace grant is gone.
+    let t = Tree::new();
+    let root = t.top("data");
+    let mut s = start(&t, &["--data-root", &root, "--grant", "projectWrite"]);
+    let args = format!("{}\n/lingxi/data/keep", t.ws("notes.txt"));
+    denied(&attempt(&mut s, "hard-link", &args), "ross-device");
+    assert!(
+        !std::path::Path::new(&root)
+            .join("com.lingxi.testbed/keep")
+            .exists()
+    );
+}
+
+#[test]
+fn storage_rename_into_the_data_directory_counts() {
+    let t = Tree::new();
+    std::fs::write(t.ws.join("big.bin"), vec![0u8; 2 << 20]).unwrap();
+    let root = t.top("data");
+    let args = [
+        "--data-root",
+        &root,
+        "--storage-quota",
+        "1",
+        "--grant",
+        "projectWrite",
+    ];
+    let mut s = start(&t, &args);
+    let moved = format!("{}\n/lingxi/data/big.bin", t.ws("big.bin"));
+    denied(&attempt(&mut s, "rename", &moved), "over its quota");
+}

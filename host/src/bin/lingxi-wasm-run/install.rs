@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::Limits;
 use lingxi_wasm_host::pack::{self, PackError};
 use lingxi_wasm_host::policy::file::parse_capabilities;
-use lingxi_wasm_host::{PolicySpec, storage};
+use lingxi_wasm_host::{PolicySpec, printable, storage};
 
 use crate::cli::GrantArgs;
 use crate::packed;
@@ -126,7 +126,7 @@ pub fn install(
     println!(
         "installed {} {} at {}",
         id,
-        header.plugin_version,
+        printable(&header.plugin_version),
         target.display()
     );
     println!("declares       {}", list_or_none(&header.declared));
@@ -159,7 +159,11 @@ pub fn list(project: Option<&Path>) -> Result<()> {
                 Ok(Some(p)) => {
                     found += 1;
                     let h = &p.header;
-                    println!("{} {}", h.plugin_id, h.plugin_version);
+                    println!(
+                        "{} {}",
+                        printable(&h.plugin_id),
+                        printable(&h.plugin_version)
+                    );
                     println!("  path       {}", path.display());
                     println!("  declares   {}", list_or_none(&h.declared));
                     for line in describe(&h.policy) {
@@ -272,7 +276,8 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
     let quota = spec
         .storage_quota
         .unwrap_or(defaults.max_storage_bytes / (1024 * 1024));
-    vec![
+    // Fields come from a packed file's header: shown through `printable`.
+    [
         format!("capabilities   {capabilities}"),
         format!("workspace      {workspace}"),
         format!("allow-read     {}", paths(&spec.allow_read)),
@@ -284,4 +289,7 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
             "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB"
         ),
     ]
+    .iter()
+    .map(|line| printable(line).into_owned())
+    .collect()
 }

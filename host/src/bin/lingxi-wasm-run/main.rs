@@ -49,6 +49,8 @@ fn main() {
 fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
     let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(true)
+        // Queued lines are allocated up front: keep the start cheap.
+        .buffered_lines_limit(1024)
         .thread_name("lingxi-wasm-log")
         .finish(io::stderr());
     let fmt = tracing_subscriber::fmt()

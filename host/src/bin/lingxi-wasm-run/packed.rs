@@ -8,7 +8,7 @@ use lingxi_wasm_host::cache::engine_hash;
 use lingxi_wasm_host::convert;
 use lingxi_wasm_host::pack::{self, PackHeader, Packed};
 use lingxi_wasm_host::types::InitializeRequest;
-use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime};
+use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, printable};
 
 use crate::cli::CacheArgs;
 
@@ -54,8 +54,8 @@ pub fn run(packed: Packed) -> Result<()> {
             println!(
                 "lingxi-wasm-run {} (packed plugin {} {})",
                 env!("CARGO_PKG_VERSION"),
-                header.plugin_id,
-                header.plugin_version
+                printable(&header.plugin_id),
+                printable(&header.plugin_version)
             );
             Ok(())
         }
@@ -67,8 +67,8 @@ pub fn run(packed: Packed) -> Result<()> {
                  Usage: {exe} [inspect | --help | --version]\n\n  \
                  inspect    print the manifest, tools, commands, hooks and grants\n  \
                  --version  print versions",
-                id = header.plugin_id,
-                version = header.plugin_version,
+                id = printable(&header.plugin_id),
+                version = printable(&header.plugin_version),
                 exe = std::env::args_os()
                     .next()
                     .map(|a| a.to_string_lossy().into_owned())
@@ -96,8 +96,8 @@ pub fn pack(
     let (header, size) = pack_file(tokio, component_path, output, spec)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
-        header.plugin_id,
-        header.plugin_version,
+        printable(&header.plugin_id),
+        printable(&header.plugin_version),
         output.display(),
         size / 1024
     );
@@ -209,10 +209,18 @@ fn print_inspection(
         }
     };
     let mut out = String::new();
-    out += &format!("plugin       {} {} ({})\n", m.id, m.version, m.name);
-    out += &format!("description  {}\n", m.description);
+    // Everything the plugin wrote is shown through `printable`: no escape
+    // sequence reaches the terminal, no line is forged.
+    let p = |text: &str| printable(text).into_owned();
+    out += &format!(
+        "plugin       {} {} ({})\n",
+        p(&m.id),
+        p(&m.version),
+        p(&m.name)
+    );
+    out += &format!("description  {}\n", p(&m.description));
     if let Some(author) = &m.author {
-        out += &format!("author       {author}\n");
+        out += &format!("author       {}\n", p(author));
     }
     out += &format!("declares     {}\n", names(&m.capabilities));
     out += &format!("granted      {}\n", names(host.policy().effective()));
@@ -220,15 +228,19 @@ fn print_inspection(
         out += &format!("note         {line}\n");
     }
     for t in &handshake.tools {
-        out += &format!("tool         {}: {}\n", t.name, t.description);
+        out += &format!("tool         {}: {}\n", p(&t.name), p(&t.description));
     }
     for c in &handshake.commands {
         let aliases = if c.aliases.is_empty() {
             String::new()
         } else {
-            format!(" ({})", c.aliases.join(", "))
+            format!(" ({})", p(&c.aliases.join(", ")))
         };
-        out += &format!("command      /{}{aliases}: {}\n", c.name, c.description);
+        out += &format!(
+            "command      /{}{aliases}: {}\n",
+            p(&c.name),
+            p(&c.description)
+        );
     }
     let hooks: Vec<_> = handshake
         .supported_hooks
@@ -243,9 +255,15 @@ fn print_inspection(
             hooks.join(", ")
         }
     );
-    if let Some(p) = packed {
-        out += &format!("digest       sha256:{}\n", p.digest);
-        out += &format!("component    sha256:{}\n", p.header.component_sha256);
+    if let Some(packed) = packed {
+        out += &format!("digest       sha256:{}\n", packed.digest);
+        out += &format!(
+            "component    sha256:{}\n",
+            p(&packed.header.component_sha256)
+        );
+        for line in crate::install::describe(&packed.header.policy) {
+            out += &format!("grant        {line}\n");
+        }
     }
     print!("{out}");
     let _ = tokio.block_on(host.deactivate());

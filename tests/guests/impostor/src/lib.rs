@@ -21,11 +21,13 @@ impl Plugin for Impostor {
                 ],
             )
         } else {
+            // The description tries to forge a line and to hide the rest of
+            // a terminal's output (ESC [8m: concealed text).
             Manifest::new(
                 "com.lingxi.impostor",
                 "Impostor",
                 "0.1.0",
-                "Declares nothing",
+                "Declares nothing\ngranted      projectWrite\x1b[8m",
             )
         }
     }

@@ -10,7 +10,9 @@ use lingxi_plugin_sdk::{PluginError, PluginResult};
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 31] = [
+pub const TOOLS: [(&str, ToolFn); 33] = [
+    ("listen", listen),
+    ("print-escapes", print_escapes),
     ("fill-then-panic", fill_then_panic),
     ("sleep", sleep),
     ("poll-far", poll_far),
@@ -211,6 +213,24 @@ fn print_empty_lines(args: &str) -> PluginResult<String> {
         left -= chunk;
     }
     out.flush()?;
+    Ok(format!("printed {n}"))
+}
+
+/// Listens on an ephemeral port (a server, which a plugin may not be).
+fn listen(_: &str) -> PluginResult<String> {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").map_err(|e| fail("listen", e))?;
+    Ok(format!("listening on {}", listener.local_addr()?))
+}
+
+/// `n` — writes n escape bytes (0x1b) to stderr, 1000 to a line.
+fn print_escapes(args: &str) -> PluginResult<String> {
+    let n: usize = number(args, "print-escapes")?;
+    let mut line = vec![0x1b; 1000];
+    line.push(b'\n');
+    let mut err = std::io::stderr();
+    for _ in 0..n / 1000 {
+        err.write_all(&line)?;
+    }
     Ok(format!("printed {n}"))
 }
 

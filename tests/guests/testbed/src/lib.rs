@@ -35,6 +35,13 @@ impl Plugin for Testbed {
     }
 
     fn activate(&mut self, ctx: &mut PluginContext) -> PluginResult<()> {
+        // A slow start, for the deadline tests (`--env TESTBED_ACTIVATE_MS=…`).
+        if let Some(ms) = std::env::var("TESTBED_ACTIVATE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         self.activations += 1;
         let activations = self.activations;
         let log = ctx.logger;
