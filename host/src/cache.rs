@@ -87,12 +87,15 @@ impl CompileCache {
     }
 
     /// `$LINGXI_WASM_CACHE`, else `$XDG_CACHE_HOME/lingxi-wasm`, else
-    /// `~/.cache/lingxi-wasm`; `None` without any of these.
+    /// `~/.cache/lingxi-wasm`; `None` without any of these. A relative value
+    /// is ignored (as the XDG rules say): it would name a different folder
+    /// in every directory the launcher is started from.
     pub fn default_dir() -> Option<PathBuf> {
         let var = |k| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
         };
         var("LINGXI_WASM_CACHE")
             .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("lingxi-wasm")))

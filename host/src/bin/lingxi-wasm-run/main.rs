@@ -126,7 +126,9 @@ fn run(cli: Cli) -> Result<()> {
 fn runtime(cache: &CacheArgs) -> Result<Runtime> {
     let cache = match (cache.no_cache, &cache.cache_dir) {
         (true, _) => None,
-        (false, Some(dir)) => Some(CompileCache::new(dir)),
+        (false, Some(dir)) => Some(CompileCache::new(
+            std::path::absolute(dir).context("cannot resolve --cache-dir")?,
+        )),
         (false, None) => CompileCache::default_dir().map(CompileCache::new),
     };
     Ok(Runtime::new()?.with_cache(cache))
