@@ -77,12 +77,23 @@ impl Deadline {
     }
 
     /// Runs `step` until it finishes or the deadline passes (`step` is then
-    /// dropped where it stands).
+    /// dropped where it stands). The timer is armed only once `step` has to
+    /// wait: a step that finishes in its first poll (most calls) costs no
+    /// timer at all, and one that spins or blocks is stopped all the same.
     pub async fn run<F: Future>(self, step: F) -> Result<F::Output, Expired> {
-        match self.0 {
-            Some(at) => tokio::time::timeout_at(at, step).await.map_err(|_| Expired),
-            None => Ok(step.await),
-        }
+        let Some(at) = self.0 else {
+            return Ok(step.await);
+        };
+        let mut step = std::pin::pin!(step);
+        let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+        std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(done) = step.as_mut().poll(cx) {
+                return std::task::Poll::Ready(Ok(done));
+            }
+            let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+            timer.as_mut().poll(cx).map(|()| Err(Expired))
+        })
+        .await
     }
 }
 

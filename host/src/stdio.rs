@@ -25,6 +25,8 @@ pub struct GuestOutput {
     budget: Arc<OutputBudget>,
     /// What each line costs beyond its bytes: prefix and frame.
     per_line: usize,
+    /// Whether anything was written since the last `flush_partial`.
+    written: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct LineBuffer {
@@ -107,6 +109,7 @@ impl GuestOutput {
         let prefix = format!("{plugin_id} {stream}");
         GuestOutput {
             per_line: prefix.len() + LINE_OVERHEAD,
+            written: Arc::default(),
             inner: Arc::new(Mutex::new(LineBuffer {
                 prefix,
                 pending: Vec::new(),
@@ -127,6 +130,8 @@ impl GuestOutput {
     }
 
     fn write_bytes(&self, bytes: &[u8]) {
+        self.written
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         // A poisoned lock only means another writer panicked mid-line; the
         // buffer is still usable.
         let mut buffer = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -135,6 +140,12 @@ impl GuestOutput {
 
     /// Emits a pending partial line (called at the end of each call).
     pub fn flush_partial(&self) {
+        if !self
+            .written
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
         let mut buffer = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         buffer.emit();
     }
