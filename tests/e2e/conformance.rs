@@ -121,7 +121,9 @@ fn conformance_transcripts() {
 #[test]
 fn conformance_transcripts_native_baseline() {
     replay_all(|plugin, _| {
-        Session::spawn(std::process::Command::new(crate::support::native(plugin)))
+        let mut command = std::process::Command::new(crate::support::native(plugin));
+        command.env("HOME", crate::support::test_home());
+        Session::spawn(command)
     });
 }
 
@@ -146,7 +148,7 @@ fn spec7_core_lines_piped_at_once() {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter_map(|step| step.get("send").and_then(Value::as_str).map(str::to_owned))
         .collect();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+    let output = crate::support::launcher()
         .arg(guest("probe"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

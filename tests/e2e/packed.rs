@@ -13,16 +13,12 @@ pub(crate) fn pack(dir: &Path, plugin: &str, args: &[&str]) -> PathBuf {
     let plugins = dir.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     let out = plugins.join(plugin);
-    let status = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+    let status = crate::support::launcher()
         .arg("pack")
         .arg(guest(plugin))
         .arg("-o")
         .arg(&out)
         .args(args)
-        .env(
-            "LINGXI_WASM_CACHE",
-            workspace_root().join("target/e2e-cache"),
-        )
         .status()
         .unwrap();
     assert!(status.success());
@@ -164,14 +160,10 @@ fn tampered_or_truncated_packed_plugins_refuse_to_run() {
 
 /// `lingxi-wasm-run <args…>` with HOME set to `home`, run in `cwd`.
 pub(crate) fn launcher(home: &Path, cwd: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+    let out = crate::support::launcher()
         .args(args)
         .current_dir(cwd)
         .env("HOME", home)
-        .env(
-            "LINGXI_WASM_CACHE",
-            workspace_root().join("target/e2e-cache"),
-        )
         .output()
         .unwrap();
     (

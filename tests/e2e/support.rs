@@ -99,6 +99,24 @@ pub fn native(name: &str) -> PathBuf {
     dir.join(format!("{name}-native"))
 }
 
+/// The HOME every process a test starts gets (it decides the default data
+/// root and plugin folders): never the user's.
+pub fn test_home() -> PathBuf {
+    workspace_root().join("target").join("e2e-home")
+}
+
+/// `lingxi-wasm-run` with HOME and the compile cache set to folders of the
+/// test run. Every test that starts the launcher starts it from here (or
+/// sets both itself), so `cargo test` never writes into the user's home.
+pub fn launcher() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
+    command.env("HOME", test_home()).env(
+        "LINGXI_WASM_CACHE",
+        workspace_root().join("target").join("e2e-cache"),
+    );
+    command
+}
+
 /// A running `lingxi-wasm-run` with pipes on all three streams.
 pub struct Session {
     child: Child,
@@ -121,17 +139,11 @@ impl Session {
 
     /// The command [`Session::start_with_log`] spawns, to add to it.
     pub fn command(component: &Path, args: &[&str], log: &str) -> Command {
-        let scratch = workspace_root().join("target");
-        let cache = scratch.join("e2e-cache");
-        // HOME decides the default data root: keep tests out of the user's.
-        let home = scratch.join("e2e-home");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
+        let mut command = launcher();
         command
             .args(args)
             .arg(component)
-            .env("LINGXI_WASM_LOG", log)
-            .env("LINGXI_WASM_CACHE", cache)
-            .env("HOME", home);
+            .env("LINGXI_WASM_LOG", log);
         command
     }
 

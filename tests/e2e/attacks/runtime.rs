@@ -213,13 +213,9 @@ fn out_escape_bytes_are_charged_as_written() {
 
 #[test]
 fn inspect_never_shows_a_plugin_s_escapes_or_forged_lines() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+    let out = crate::support::launcher()
         .arg("inspect")
         .arg(guest("impostor"))
-        .env(
-            "LINGXI_WASM_CACHE",
-            crate::support::workspace_root().join("target/e2e-cache"),
-        )
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
