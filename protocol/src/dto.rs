@@ -126,11 +126,35 @@ pub struct InitializeDto {
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecuteDto {
     pub tool_name: String,
+    /// The tool's JSON arguments, encoded as a string (spec §4): a JSON
+    /// object here is refused with an example of the right shape.
+    #[serde(deserialize_with = "arguments_text")]
     pub arguments: String,
     #[serde(rename = "sessionID")]
     pub session_id: String,
     #[serde(rename = "toolCallID")]
     pub tool_call_id: String,
+}
+
+/// Reads `arguments` of `tool.execute`: a string, or an error that shows
+/// how to encode the JSON arguments as one.
+fn arguments_text<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::Error> {
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(
+                r#"the tool's JSON arguments encoded as a string, e.g. "arguments":"{\"text\":\"hi\"}""#,
+            )
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_owned())
+        }
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+    }
+    de.deserialize_string(Text)
 }
 
 /// `command.execute` params.
@@ -290,6 +314,25 @@ mod tests {
                 json!({"rootPath": "/r", "isGitRepository": true})
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn tool_arguments_must_be_a_string_and_the_error_shows_how() {
+        let ok: ToolExecuteDto = serde_json::from_value(json!({
+            "toolName": "t", "arguments": "{\"text\":\"hi\"}", "sessionID": "s", "toolCallID": "c"
+        }))
+        .unwrap();
+        assert_eq!(ok.arguments, r#"{"text":"hi"}"#);
+        let error = serde_json::from_value::<ToolExecuteDto>(json!({
+            "toolName": "t", "arguments": {"text": "hi"}, "sessionID": "s", "toolCallID": "c"
+        }))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("invalid type: map")
+                && error.contains(r#"encoded as a string, e.g. "arguments":"{\"text\":\"hi\"}""#),
+            "{error}"
         );
     }
 }

@@ -13,9 +13,9 @@ use lingxi_wasm_host::PolicySpec;
 /// protocol lines only.
 #[derive(Debug, Parser)]
 #[command(
+    name = "lingxi-wasm-run",
     version,
-    about,
-    long_about,
+    after_help = ENVIRONMENT,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -33,6 +33,18 @@ pub struct Cli {
     #[command(flatten)]
     pub cache: CacheArgs,
 }
+
+/// The environment variables the launcher reads, for `--help`.
+const ENVIRONMENT: &str = "\
+Environment:
+  LINGXI_WASM_LOG    log filter for stderr: a level (error, warn, info, debug, trace)
+                     or directives such as lingxi_wasm=debug [default: info]
+  LINGXI_WASM_CACHE  folder of the compile cache (absolute) [default:
+                     $XDG_CACHE_HOME/lingxi-wasm, else ~/.cache/lingxi-wasm]
+  XDG_CACHE_HOME     see LINGXI_WASM_CACHE
+  HOME               where ~/.lingxiagent/plugin-data (plugin storage) and
+                     ~/.lingxiagent/plugins (install, list, uninstall) are
+The plugin sees none of these: only what --env passes.";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
