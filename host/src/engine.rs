@@ -93,6 +93,12 @@ impl Runtime {
 
     /// Compiles component bytes, through the cache if there is one.
     fn compile(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
+        if let Some(what) = not_a_component(bytes) {
+            return Err(LoadError::NotAComponent {
+                name: name.to_owned(),
+                what,
+            });
+        }
         let compiled = match &self.cache {
             Some(cache) => cache.load_or_compile(&self.engine, bytes),
             None => Component::new(&self.engine, bytes),
@@ -284,6 +290,31 @@ impl Runtime {
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
         store
+    }
+}
+
+/// What `bytes` are if they are plainly not a component, from their first
+/// bytes; `None` when they start like one (the engine says the rest).
+fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
+    const COMPONENT: [u8; 8] = *b"\0asm\x0d\0\x01\0";
+    match bytes {
+        [] => Some("an empty file"),
+        _ if bytes.starts_with(&COMPONENT) => None,
+        _ if bytes.starts_with(b"\0asm\x01\0\0\0") => {
+            Some("a core WebAssembly module (built for wasm32-wasip1 or wasm32-unknown-unknown?)")
+        }
+        _ if bytes.starts_with(b"\0asm") => {
+            Some("WebAssembly of a version this engine does not read")
+        }
+        _ if bytes.starts_with(b"\x7fELF") => Some(
+            "a native ELF executable or library (built for the host? a packed plugin is run directly, or read with `inspect`)",
+        ),
+        _ if bytes.starts_with(b"MZ") => Some("a Windows executable"),
+        [0xcf | 0xce, 0xfa, 0xed, 0xfe, ..] | [0xca, 0xfe, 0xba, 0xbe, ..] => {
+            Some("a macOS executable")
+        }
+        _ if std::str::from_utf8(&bytes[..bytes.len().min(1024)]).is_ok() => Some("a text file"),
+        _ => Some("not WebAssembly (it does not start with the \\0asm magic)"),
     }
 }
 

@@ -17,6 +17,17 @@ pub enum LoadError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file is not a component at all (text, a native executable, a
+    /// core module…): said in one line, without the parser's byte dump.
+    #[error(
+        "{name} is {what}, not a WebAssembly component; build the plugin as a component with `cargo build --release --target wasm32-wasip2` (crate-type cdylib)"
+    )]
+    NotAComponent {
+        /// Where the bytes came from.
+        name: String,
+        /// What the bytes are instead.
+        what: &'static str,
+    },
     /// The bytes are not a valid component.
     #[error(
         "{name} is not a valid WebAssembly component ({reason}); build the plugin with `cargo build --release --target wasm32-wasip2`"

@@ -45,7 +45,7 @@ fn not_a_component_fails_with_a_clear_message() {
     let (status, stderr) = Session::start(bogus.path(), &[]).finish();
     assert_eq!(status.code(), Some(1));
     assert!(
-        stderr.contains("is not a valid WebAssembly component"),
+        stderr.contains("is a text file, not a WebAssembly component"),
         "{stderr}"
     );
     assert!(

@@ -6,6 +6,7 @@ mod cache_trust;
 mod conformance;
 mod isolation;
 mod lifecycle;
+mod newcomer;
 mod packed;
 mod packed_trust;
 mod support;

@@ -108,6 +108,11 @@ pub enum PolicyError {
     /// A bad network rule.
     #[error(transparent)]
     Net(#[from] NetRuleError),
+    /// `none` given together with capabilities.
+    #[error(
+        "--grant {0}: `none` cannot be combined with capabilities; give either none or the capabilities to grant"
+    )]
+    Contradiction(String),
     /// A bad environment entry.
     #[error("--env {0}: write KEY or KEY=VALUE with a non-empty KEY")]
     Env(String),
@@ -256,12 +261,16 @@ fn data_root(root: &Path) -> Result<PathBuf, PolicyError> {
 
 /// Capability wire names; `none` stands for no capability.
 pub fn parse_capabilities(names: &[String]) -> Result<Vec<Capability>, PolicyError> {
-    let mut granted = Vec::new();
-    for name in names
+    let names: Vec<&str> = names
         .iter()
         .map(|n| n.trim())
-        .filter(|n| !n.is_empty() && *n != "none")
-    {
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.contains(&"none") && names.len() > 1 {
+        return Err(PolicyError::Contradiction(names.join(",")));
+    }
+    let mut granted = Vec::new();
+    for name in names.into_iter().filter(|n| *n != "none") {
         let capability =
             Capability::from_wire(name).ok_or_else(|| PolicyError::Capability(name.to_owned()))?;
         if !granted.contains(&capability) {

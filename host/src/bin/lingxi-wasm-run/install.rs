@@ -57,8 +57,15 @@ pub fn install(
     force: bool,
     grants: Grants,
 ) -> Result<()> {
+    if let Some(project) = project
+        && !project.is_dir()
+    {
+        bail!(
+            "--project {}: no such folder; give the project's existing root folder",
+            project.display()
+        );
+    }
     let dir = plugin_dir(project)?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Grants inside a packed file apply only if the user asks for them, and
     // then every one is printed: none is carried over unseen.
     let (component, spec) = match (pack::read(input)?, grants) {
@@ -91,10 +98,8 @@ pub fn install(
             *spec,
         ),
     };
-    let staged = tempfile::NamedTempFile::new_in(&dir)?;
-    std::fs::write(staged.path(), &component)?;
-    let built = tempfile::NamedTempFile::new_in(&dir)?;
-    let (header, _) = packed::pack_file(tokio, staged.path(), built.path(), spec)?;
+    let name = input.display().to_string();
+    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec)?;
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
         bail!(
@@ -104,7 +109,17 @@ pub fn install(
     let target = dir.join(id);
     if target.exists() && !force {
         match pack::read(&target) {
-            Ok(Some(old)) if old.header.plugin_id == *id => {}
+            // The same plugin (an upgrade): fine, unless the grants change.
+            Ok(Some(old)) if old.header.plugin_id == *id => {
+                let changes = grant_changes(&old.header.policy, &header.policy);
+                if !changes.is_empty() {
+                    bail!(
+                        "{} is installed with other grants; pass --force to apply these changes:\n{}",
+                        target.display(),
+                        changes.join("\n")
+                    );
+                }
+            }
             Ok(Some(old)) => bail!(
                 "{} holds another plugin ({}); pass --force to replace it",
                 target.display(),
@@ -120,9 +135,8 @@ pub fn install(
             }
         }
     }
-    built
-        .persist(&target)
-        .with_context(|| format!("cannot write {}", target.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    packed::write_executable(&target, &bytes)?;
     println!(
         "installed {} {} at {}",
         id,
@@ -237,6 +251,17 @@ fn list_or_none(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
+}
+
+/// The lines of [`describe`] that differ between `old` and `new`, as
+/// `  - old` / `  + new` pairs.
+fn grant_changes(old: &PolicySpec, new: &PolicySpec) -> Vec<String> {
+    describe(old)
+        .into_iter()
+        .zip(describe(new))
+        .filter(|(was, will)| was != will)
+        .flat_map(|(was, will)| [format!("  - {was}"), format!("  + {will}")])
+        .collect()
 }
 
 /// Every grant and limit `spec` applies, one aligned line each.

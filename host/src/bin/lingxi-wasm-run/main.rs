@@ -23,6 +23,8 @@ fn main() {
         Ok(Some(plugin)) => packed::run(plugin),
         // Spawned bare but nothing embedded: most likely a packed plugin
         // whose end was cut off. Say so instead of printing usage.
+        // A plain launcher run bare: say how to use it.
+        Ok(None) if std::env::args_os().len() == 1 && is_the_launcher() => run(Cli::parse()),
         Ok(None) if std::env::args_os().len() == 1 => Err(anyhow::anyhow!(
             "no plugin is embedded in {} and no component was given; run `lingxi-wasm-run <COMPONENT>`, or reinstall the packed plugin (its end may have been cut off)",
             std::env::current_exe()
@@ -35,9 +37,24 @@ fn main() {
     // Writes out the logs still queued before anything else is said.
     drop(logs);
     if let Err(error) = result {
-        eprintln!("lingxi-wasm-run: error: {error:#}");
+        eprintln!("lingxi-wasm-run: error: {}", one_line(&error));
         std::process::exit(1);
     }
+}
+
+/// The error and its causes, each said once: a message that already
+/// includes its cause (e.g. "cannot read x: No such file…") is not followed
+/// by the cause again.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
@@ -74,6 +91,15 @@ fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
         Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),
     }
     guard
+}
+
+/// Whether this executable is named as the launcher (not as a plugin a
+/// LingXi host starts, which is always named after the plugin id).
+fn is_the_launcher() -> bool {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_stem().map(|s| s == "lingxi-wasm-run"))
+        .unwrap_or(false)
 }
 
 /// The single-threaded runtime every plugin call of this process runs on.

@@ -93,32 +93,34 @@ pub fn pack(
     output: &Path,
     spec: PolicySpec,
 ) -> Result<()> {
-    let (header, size) = pack_file(tokio, component_path, output, spec)?;
+    let component = std::fs::read(component_path)
+        .with_context(|| format!("cannot read component {}", component_path.display()))?;
+    let name = component_path.display().to_string();
+    let (header, bytes) = pack_bytes(tokio, &component, &name, spec)?;
+    write_executable(output, &bytes)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
         printable(&header.plugin_id),
         printable(&header.plugin_version),
         output.display(),
-        size / 1024
+        bytes.len() / 1024
     );
     Ok(())
 }
 
-/// Writes the packed executable; returns its header and size.
-pub fn pack_file(
+/// Builds a packed executable of `component` (`name` is what messages call
+/// it, e.g. the user's file); returns its header and bytes.
+pub fn pack_bytes(
     tokio: &tokio::runtime::Runtime,
-    component_path: &Path,
-    output: &Path,
+    component: &[u8],
+    name: &str,
     spec: PolicySpec,
-) -> Result<(PackHeader, usize)> {
+) -> Result<(PackHeader, Vec<u8>)> {
     // Check the grants now (directories exist, rules parse), not at first start.
     resolve(&spec)?;
-    let component = std::fs::read(component_path)
-        .with_context(|| format!("cannot read component {}", component_path.display()))?;
     let runtime = Runtime::new()?;
-    let name = component_path.display().to_string();
-    let loaded = tokio.block_on(runtime.load_bytes(&component, &name))?;
-    let precompiled = runtime.precompile(&component, &name)?;
+    let loaded = tokio.block_on(runtime.load_bytes(component, name))?;
+    let precompiled = runtime.precompile(component, name)?;
     let manifest = loaded.manifest();
     let header = PackHeader {
         format: pack::FORMAT,
@@ -130,7 +132,7 @@ pub fn pack_file(
             .map(|c| c.wire_name().to_owned())
             .collect(),
         policy: spec,
-        component_sha256: pack::sha256_hex(&component),
+        component_sha256: pack::sha256_hex(component),
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
         engine: engine_hash(runtime.engine()),
@@ -138,18 +140,31 @@ pub fn pack_file(
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;
     let launcher = pack::launcher_bytes(&exe)?;
-    let bytes = pack::build(&launcher, &header, &component, &precompiled)
+    let bytes = pack::build(&launcher, &header, component, &precompiled)
         .context("cannot encode the pack header")?;
-    write_executable(output, &bytes)?;
-    Ok((header, bytes.len()))
+    Ok((header, bytes))
 }
 
 /// Writes atomically (temporary file in the same folder, renamed), mode 0755.
 pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path.is_dir() {
+        bail!(
+            "{} is a folder; give the file to write, e.g. {}",
+            path.display(),
+            path.join("my-plugin").display()
+        );
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot write into {}", dir.display()))?;
     tmp.write_all(bytes)?;
@@ -160,6 +175,7 @@ pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
             .set_permissions(std::fs::Permissions::from_mode(0o755))?;
     }
     tmp.persist(path)
+        .map_err(|e| e.error)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

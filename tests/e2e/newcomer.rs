@@ -1,0 +1,190 @@
+//! What a newcomer sees in the first hour: one name, every message said once
+//! and in one line, contradictions refused, nothing created by mistake.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::packed::launcher;
+use crate::support::{Session, guest, tool};
+
+/// `lingxi-wasm-run <args…>` in a fresh HOME, run in `cwd`.
+fn run(cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    launcher(cwd, cwd, args)
+}
+
+#[test]
+fn one_name_one_description_and_the_environment_in_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, _) = run(dir.path(), &["--version"]);
+    assert!(ok && out.starts_with("lingxi-wasm-run "), "{out}");
+    let (_, short, _) = run(dir.path(), &["-h"]);
+    let (_, long, _) = run(dir.path(), &["--help"]);
+    assert_eq!(
+        short.lines().next(),
+        long.lines().next().map(|l| l.trim_end_matches('.'))
+    );
+    for variable in [
+        "LINGXI_WASM_LOG",
+        "LINGXI_WASM_CACHE",
+        "XDG_CACHE_HOME",
+        "HOME",
+    ] {
+        assert!(
+            long.contains(variable),
+            "--help does not list {variable}:\n{long}"
+        );
+    }
+}
+
+#[test]
+fn os_errors_are_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = guest("probe");
+    let probe = probe.to_str().unwrap();
+    let cases: [&[&str]; 4] = [
+        &["/no/such.wasm"],
+        &["/tmp"],
+        &["--policy", "/no/such.toml", probe],
+        &["--workspace", "/no/such/dir", probe],
+    ];
+    for args in cases {
+        let (ok, _, err) = run(dir.path(), args);
+        assert!(!ok, "{args:?}");
+        let first = err
+            .find("(os error")
+            .unwrap_or_else(|| panic!("{args:?}: {err}"));
+        assert!(!err[first + 1..].contains("(os error"), "said twice: {err}");
+    }
+}
+
+#[test]
+fn files_that_are_not_components_are_named_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello").unwrap();
+    let core = dir.path().join("core.wasm");
+    std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap();
+    let native = env!("CARGO_BIN_EXE_lingxi-wasm-run");
+    for (file, what) in [
+        (text.to_str().unwrap(), "is a text file"),
+        (core.to_str().unwrap(), "is a core WebAssembly module"),
+        (native, "is a native ELF executable"),
+    ] {
+        let (ok, _, err) = run(dir.path(), &[file]);
+        assert!(!ok && err.contains(what), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn the_bare_launcher_shows_its_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = run(dir.path(), &[]);
+    assert!(!ok && err.contains("Usage: lingxi-wasm-run"), "{err}");
+    assert!(!err.contains("cut off"), "{err}");
+}
+
+#[test]
+fn none_with_capabilities_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = guest("probe");
+    let (ok, _, err) = run(
+        dir.path(),
+        &["--grant", "none,projectRead", probe.to_str().unwrap()],
+    );
+    assert!(!ok && err.contains("`none` cannot be combined"), "{err}");
+}
+
+#[test]
+fn install_and_pack_name_the_users_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = d.join("notes.txt");
+    std::fs::write(&text, "hello").unwrap();
+    let project = d.to_str().unwrap();
+    let (ok, _, err) = run(
+        d,
+        &["install", text.to_str().unwrap(), "--project", project],
+    );
+    assert!(
+        !ok && err.contains(&format!("{} is a text file", text.display())),
+        "{err}"
+    );
+    assert!(
+        !d.join(".lingxi").exists(),
+        "nothing is created for a failed install"
+    );
+    let (ok, _, err) = run(
+        d,
+        &[
+            "install",
+            text.to_str().unwrap(),
+            "--project",
+            "/no/such/dir",
+        ],
+    );
+    assert!(
+        !ok && err.contains("--project /no/such/dir: no such folder"),
+        "{err}"
+    );
+    assert!(!Path::new("/no/such/dir").exists());
+    let probe = guest("probe");
+    let probe = probe.to_str().unwrap();
+    let (ok, _, err) = run(d, &["pack", probe, "-o", project]);
+    assert!(
+        !ok && err.contains("is a folder; give the file to write"),
+        "{err}"
+    );
+    let (ok, _, err) = run(d, &["pack", probe, "-o", "/no/such/dir/p"]);
+    assert!(
+        !ok && err.contains("the folder /no/such/dir does not exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reinstalling_with_other_grants_needs_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let probe = guest("probe");
+    let install = |extra: &[&str]| {
+        let args = [
+            &[
+                "install",
+                probe.to_str().unwrap(),
+                "--project",
+                d.to_str().unwrap(),
+            ],
+            extra,
+        ]
+        .concat();
+        run(d, &args)
+    };
+    assert!(install(&[]).0);
+    let (ok, _, err) = install(&["--grant", "none"]);
+    assert!(
+        !ok && err.contains("installed with other grants; pass --force"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  - capabilities   as declared") && err.contains("  + capabilities   (none)"),
+        "{err}"
+    );
+    assert!(install(&["--grant", "none", "--force"]).0);
+    // The same grants again: an upgrade in place, no --force needed.
+    assert!(install(&["--grant", "none"]).0);
+}
+
+#[test]
+fn tool_arguments_given_as_an_object_get_an_example() {
+    let mut s = Session::start(&guest("probe"), &[]);
+    let mut params = tool("probe.echo", "");
+    params["arguments"] = json!({"text": "hi"});
+    let r = s.call("1", "tool.execute", params);
+    let error = r["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(r#"encoded as a string, e.g. "arguments":"{\"text\":\"hi\"}""#),
+        "{r}"
+    );
+}
