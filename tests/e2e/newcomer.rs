@@ -188,3 +188,52 @@ fn tool_arguments_given_as_an_object_get_an_example() {
         "{r}"
     );
 }
+
+#[test]
+fn call_a_tool_a_command_and_a_hook_without_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let probe = guest("probe");
+    let probe = probe.to_str().unwrap();
+    let (ok, out, err) = run(d, &["call", probe, "probe.echo", r#"{"q":1}"#]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "echo:{\"q\":1}\n");
+    let (ok, out, _) = run(d, &["call", probe, "/pb", "--json"]);
+    assert!(ok);
+    let answer: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(answer["id"], "call");
+    let root = d.canonicalize().unwrap();
+    assert_eq!(answer["result"]["text"], format!("root={}", root.display()));
+    let (ok, _, err) = run(d, &["call", probe, "--hook", "sessionStart", "s-9"]);
+    assert!(ok && err.contains("session started: s-9"), "{err}");
+    let (ok, _, err) = run(d, &["call", probe, "no.such.tool"]);
+    assert!(
+        !ok && err.contains("Tool 'no.such.tool' not found in plugin"),
+        "{err}"
+    );
+    let (ok, _, err) = run(d, &["call", probe, "probe.echo", "{not json"]);
+    assert!(!ok && err.contains("must be JSON"), "{err}");
+}
+
+#[test]
+fn call_snapshots_the_folder_and_its_git_branch_and_takes_packed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    std::fs::write(d.join(".git/HEAD"), "ref: refs/heads/feature-x\n").unwrap();
+    let testbed = guest("testbed");
+    let (ok, out, err) = run(
+        d,
+        &["call", testbed.to_str().unwrap(), "/info", "workspace"],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("is-git-repository: true")
+            && out.contains("current-git-branch: Some(\"feature-x\")"),
+        "{out}"
+    );
+    let packed = crate::packed::pack(d, "probe", &["--grant", "none"]);
+    let (ok, out, err) = run(d, &["call", packed.to_str().unwrap(), "probe.echo"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "echo:{}\n");
+}

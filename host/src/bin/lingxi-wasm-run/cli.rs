@@ -98,6 +98,32 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         data_root: Option<PathBuf>,
     },
+    /// Call one tool, slash command or hook of a plugin and print the
+    /// answer, without writing JSONL: `call PLUGIN TOOL '{"text":"hi"}'`,
+    /// `call PLUGIN /command args…`, `call PLUGIN --hook sessionStart`.
+    /// The plugin gets a snapshot of the current folder (or --workspace):
+    /// its path, and its git repository and branch if any.
+    Call {
+        /// A component (.wasm) or a packed plugin (which brings its grants,
+        /// unless grant flags are given).
+        plugin: PathBuf,
+        /// A tool name, or `/` and a command name or alias.
+        target: Option<String>,
+        /// The tool's JSON arguments (one argument), or the command's
+        /// arguments, or the hook's subject id.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Emit this hook event (e.g. sessionStart) instead.
+        #[arg(long, value_name = "EVENT")]
+        hook: Option<String>,
+        /// Print the raw JSON-Lines response instead of the result.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        grants: Box<GrantArgs>,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
     /// Print what a component or packed plugin declares and is granted,
     /// without running any tool.
     Inspect {

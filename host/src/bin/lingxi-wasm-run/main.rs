@@ -3,6 +3,7 @@
 //! it like any native plugin. It also packs a component into one native
 //! executable (`pack`) that runs with no arguments.
 
+mod call;
 mod cli;
 mod install;
 mod packed;
@@ -115,6 +116,19 @@ fn run(cli: Cli) -> Result<()> {
             output,
             grants,
         }) => packed::pack(&tokio, &component, &output, grants.spec()?),
+        Some(Command::Call {
+            plugin,
+            target,
+            args,
+            hook,
+            json,
+            grants,
+            cache,
+        }) => {
+            let flags = grants.any().then(|| grants.spec()).transpose()?;
+            let target = call::Target::parse(hook, target, args)?;
+            call::call(tokio, &runtime(&cache)?, &plugin, flags, target, json)
+        }
         Some(Command::Inspect { file, cache }) => packed::inspect(&tokio, &file, &runtime(&cache)?),
         Some(Command::Install {
             input,

@@ -1,0 +1,208 @@
+//! `call`: one tool, command or hook of a plugin, without writing JSONL.
+//! The requests go through the same JSONL server a LingXi host talks to, in
+//! the doc dialect: a snapshot of the current folder, `plugin.initialize`,
+//! then the one call.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::pack;
+use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, Server, printable};
+use serde_json::{Value, json};
+
+/// What to call.
+pub enum Target {
+    /// A tool and its JSON arguments (as text).
+    Tool { name: String, arguments: String },
+    /// A slash command (without the slash) and its arguments.
+    Command {
+        name: String,
+        arguments: Vec<String>,
+    },
+    /// A hook event and its subject id.
+    Hook { event: String, subject: String },
+}
+
+impl Target {
+    /// From the command line: `TOOL [ARGS_JSON]`, `/COMMAND [ARGS…]`, or
+    /// `--hook EVENT [SUBJECT]`.
+    pub fn parse(hook: Option<String>, target: Option<String>, rest: Vec<String>) -> Result<Self> {
+        if let Some(event) = hook {
+            let subject = target.unwrap_or_else(|| "call".into());
+            if !rest.is_empty() {
+                bail!("--hook {event} takes at most a subject id, got also {rest:?}");
+            }
+            return Ok(Target::Hook { event, subject });
+        }
+        let Some(target) = target else {
+            bail!(
+                "say what to call: a tool (`call PLUGIN TOOL '{{\"x\":1}}'`), a command (`call PLUGIN /name args…`) or a hook (`call PLUGIN --hook sessionStart`)"
+            );
+        };
+        if let Some(name) = target.strip_prefix('/') {
+            return Ok(Target::Command {
+                name: name.to_owned(),
+                arguments: rest,
+            });
+        }
+        let arguments = match rest.as_slice() {
+            [] => "{}".to_owned(),
+            [json] => {
+                serde_json::from_str::<Value>(json).with_context(|| {
+                    format!("the arguments of {target} must be JSON, e.g. '{{\"text\":\"hi\"}}'")
+                })?;
+                json.clone()
+            }
+            more => bail!(
+                "a tool takes one JSON argument (quote it: '{{\"a\":1}}'), got {}",
+                more.len()
+            ),
+        };
+        Ok(Target::Tool {
+            name: target,
+            arguments,
+        })
+    }
+
+    fn request(&self) -> Value {
+        match self {
+            Target::Tool { name, arguments } => json!({
+                "id": "call", "method": "tool.execute",
+                "params": {"toolName": name, "arguments": arguments,
+                           "sessionID": "lingxi-wasm-run-call", "toolCallID": "call-1"}
+            }),
+            Target::Command { name, arguments } => json!({
+                "id": "call", "method": "command.execute",
+                "params": {"commandName": name, "arguments": arguments,
+                           "sessionID": "lingxi-wasm-run-call"}
+            }),
+            Target::Hook { event, subject } => json!({
+                "id": "call", "method": "hook.emit",
+                "params": {"event": event, "subjectID": subject, "metadata": {}}
+            }),
+        }
+    }
+}
+
+/// Runs the call; prints the result (or, with `json`, the raw response line)
+/// on stdout. An error answer fails with its text.
+pub fn call(
+    tokio: tokio::runtime::Runtime,
+    runtime: &Runtime,
+    plugin: &Path,
+    flags: Option<PolicySpec>,
+    target: Target,
+    json: bool,
+) -> Result<()> {
+    // A packed file brings its grants; flags, when given, replace them.
+    let (component, spec) = match pack::read(plugin)? {
+        Some(packed) => {
+            let name = packed.header.plugin_id.clone();
+            let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
+            (component, flags.unwrap_or(packed.header.policy))
+        }
+        None => (
+            tokio.block_on(runtime.load_file(plugin))?,
+            flags.unwrap_or_default(),
+        ),
+    };
+    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+    let root = match &grant.workspace {
+        Some(root) => root.clone(),
+        None => std::env::current_dir()
+            .and_then(|dir| dir.canonicalize())
+            .context("cannot read the current folder")?,
+    };
+    let host = PluginHost::new(component, grant, limits);
+    for line in host.policy().report(host.grant()) {
+        tracing::warn!("[{}] {line}", host.manifest().id);
+    }
+    let mut server = Server::with_runtime(host, tokio);
+    let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": snapshot(&root)});
+    let initialize = json!({"id": "init", "method": "plugin.initialize",
+                            "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}});
+    for setup in [snapshot, initialize] {
+        let answer = answer(&mut server, &setup)?;
+        if let Some(error) = answer.get("error").and_then(Value::as_str) {
+            bail!("{} failed: {}", setup["method"], printable(error));
+        }
+    }
+    let line = server
+        .handle_line(&target.request().to_string())
+        .context("the launcher gave no answer")?;
+    let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
+    if json {
+        println!("{line}");
+    }
+    if let Some(error) = answer.get("error").and_then(Value::as_str) {
+        bail!("{}", printable(error));
+    }
+    if !json {
+        print_result(&answer["result"]);
+    }
+    Ok(())
+}
+
+fn answer(server: &mut Server, request: &Value) -> Result<Value> {
+    let line = server
+        .handle_line(&request.to_string())
+        .context("the launcher gave no answer")?;
+    Ok(serde_json::from_str(&line)?)
+}
+
+/// A tool's text as it is; a command's title and text; nothing for a hook.
+fn print_result(result: &Value) {
+    match result {
+        Value::Null => {}
+        Value::String(text) => println!("{}", printable(text)),
+        Value::Object(fields) => {
+            if let Some(title) = fields.get("title").and_then(Value::as_str) {
+                println!("{}", printable(title));
+            }
+            if let Some(text) = fields.get("text").and_then(Value::as_str) {
+                println!("{}", printable(text));
+            }
+        }
+        other => println!("{other}"),
+    }
+}
+
+/// The snapshot of `root` a host would send: its path, and whether it is in
+/// a git repository and on which branch (read from `.git/HEAD`).
+fn snapshot(root: &Path) -> Value {
+    let git = root
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|g| g.exists());
+    let branch = git.as_deref().and_then(branch);
+    let since_2001 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() - 978_307_200.0)
+        .unwrap_or(0.0);
+    json!({
+        "observedAt": since_2001,
+        "ipcVersion": 1,
+        "workspace": {
+            "rootPath": root.to_string_lossy(),
+            "isGitRepository": git.is_some(),
+            "currentGitBranch": branch,
+            "coreVersion": env!("CARGO_PKG_VERSION"),
+        }
+    })
+}
+
+/// The branch `HEAD` names, from a `.git` folder (or a worktree's `.git`
+/// file pointing at one).
+fn branch(git: &Path) -> Option<String> {
+    let dir: PathBuf = if git.is_file() {
+        let text = std::fs::read_to_string(git).ok()?;
+        let target = text.strip_prefix("gitdir:")?.trim();
+        git.parent()?.join(target)
+    } else {
+        git.to_owned()
+    };
+    let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+    head.trim()
+        .strip_prefix("ref: refs/heads/")
+        .map(str::to_owned)
+}
