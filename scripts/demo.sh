@@ -9,9 +9,21 @@ cd "$(dirname "$0")/.."
 
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
 
-echo "== building lingxi-wasm-run and the quickstart component" >&2
+# One line per phase, with how long it took: the first build compiles
+# wasmtime (the figures are measured on the 2-core development VM, see the
+# README's Quick start).
+phase() {
+  echo "== $1" >&2
+  phase_start=$SECONDS
+}
+done_in() { echo "   done in $((SECONDS - phase_start)) s" >&2; }
+
+phase "building lingxi-wasm-run (debug; from a cold clone ~4 min on 2 cores, then seconds)"
 cargo build -p lingxi-wasm-host --bin lingxi-wasm-run
+done_in
+phase "building the quickstart component (from a cold clone ~20 s)"
 cargo build --profile guest --target wasm32-wasip2 -p quickstart --target-dir target/guests
+done_in
 component=target/guests/wasm32-wasip2/guest/quickstart.wasm
 launcher=target/debug/lingxi-wasm-run
 ls -l "$component" >&2
