@@ -248,12 +248,14 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
 pub fn read_self() -> Result<Option<Packed>, PackError> {
     #[cfg(target_os = "linux")]
     {
-        let path = Path::new("/proc/self/exe");
+        // Messages name the file as the user knows it.
+        let shown = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+        let path = shown.as_path();
         let io_err = |source| PackError::Io {
             path: path.to_owned(),
             source,
         };
-        let file = File::open(path).map_err(io_err)?;
+        let file = File::open("/proc/self/exe").map_err(io_err)?;
         let size = file.metadata().map_err(io_err)?.len();
         if size < TRAILER_LEN {
             return Ok(None);

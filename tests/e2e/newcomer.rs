@@ -237,3 +237,58 @@ fn call_snapshots_the_folder_and_its_git_branch_and_takes_packed_files() {
     assert!(ok, "{err}");
     assert_eq!(out, "echo:{}\n");
 }
+
+#[test]
+fn call_options_go_anywhere_and_mistakes_get_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let probe = guest("probe");
+    let probe = probe.to_str().unwrap();
+    // `--json` after the arguments, as the README writes it.
+    let (ok, out, err) = run(d, &["call", probe, "probe.echo", "{}", "--json"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with(r#"{"id":"call","result":"echo:{}""#),
+        "{out}"
+    );
+    // A wrong tool name lists what there is.
+    let (ok, _, err) = run(d, &["call", probe, "probe"]);
+    assert!(
+        !ok && err.contains("its tools: probe.echo; its commands: /probe"),
+        "{err}"
+    );
+    // A hook the plugin does not handle is said to do nothing.
+    let (ok, _, err) = run(d, &["call", probe, "--hook", "sessionEnd"]);
+    assert!(
+        ok && err.contains("no handler for sessionEnd (it handles: sessionStart)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn printing_commands_end_quietly_when_the_reader_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "set -o pipefail; HOME={} '{}' list | true",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_lingxi-wasm-run")
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_packed_plugin_given_as_a_component_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let packed = crate::packed::pack(dir.path(), "probe", &[]);
+    let (ok, _, err) = run(dir.path(), &[packed.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("is a packed plugin: run it directly"),
+        "{err}"
+    );
+}

@@ -235,12 +235,12 @@ fn install_list_uninstall_where_lingxi_looks() {
     );
     assert!(
         out.contains(&format!(
-            "path       {}",
+            "path           {}",
             plugins.join("com.lingxi.testbed").display()
         )),
         "{out}"
     );
-    assert_eq!(out.matches("component  ok").count(), 2, "{out}");
+    assert_eq!(out.matches("component      ok").count(), 2, "{out}");
 
     // A damaged install is reported by list.
     let installed = plugins.join("com.lingxi.testbed");

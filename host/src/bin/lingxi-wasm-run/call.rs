@@ -121,10 +121,20 @@ pub fn call(
     let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": snapshot(&root)});
     let initialize = json!({"id": "init", "method": "plugin.initialize",
                             "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}});
+    let mut handshake = Value::Null;
     for setup in [snapshot, initialize] {
         let answer = answer(&mut server, &setup)?;
         if let Some(error) = answer.get("error").and_then(Value::as_str) {
             bail!("{} failed: {}", setup["method"], printable(error));
+        }
+        handshake = answer["result"].clone();
+    }
+    if let Target::Hook { event, .. } = &target {
+        let supported = names(&handshake["supportedHooks"], None, "");
+        if !supported.split(", ").any(|s| s == event) {
+            eprintln!(
+                "note: the plugin has no handler for {event} (it handles: {supported}); the event is acknowledged and does nothing"
+            );
         }
     }
     let line = server
@@ -135,12 +145,43 @@ pub fn call(
         println!("{line}");
     }
     if let Some(error) = answer.get("error").and_then(Value::as_str) {
-        bail!("{}", printable(error));
+        let mut message = printable(error).into_owned();
+        if error.contains("not found in plugin") {
+            message.push_str(&format!(
+                "; its tools: {}; its commands: {}",
+                names(&handshake["tools"], Some("name"), ""),
+                names(&handshake["commands"], Some("name"), "/")
+            ));
+        }
+        bail!("{message}");
     }
     if !json {
         print_result(&answer["result"]);
     }
     Ok(())
+}
+
+/// The names in a handshake list (of strings, or of objects' `field`),
+/// each with `prefix`, joined; `(none)` for an empty list.
+fn names(list: &Value, field: Option<&str>, prefix: &str) -> String {
+    let names: Vec<String> = list
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| match field {
+                    Some(field) => item.get(field)?.as_str(),
+                    None => item.as_str(),
+                })
+                .map(|name| format!("{prefix}{}", printable(name)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if names.is_empty() {
+        "(none)".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 fn answer(server: &mut Server, request: &Value) -> Result<Value> {

@@ -110,8 +110,8 @@ pub enum Command {
         /// A tool name, or `/` and a command name or alias.
         target: Option<String>,
         /// The tool's JSON arguments (one argument), or the command's
-        /// arguments, or the hook's subject id.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        /// arguments, or the hook's subject id. Options may come anywhere;
+        /// an argument that starts with `-` goes after `--`.
         args: Vec<String>,
         /// Emit this hook event (e.g. sessionStart) instead.
         #[arg(long, value_name = "EVENT")]

@@ -154,12 +154,12 @@ pub fn install(
 pub fn list(project: Option<&Path>) -> Result<()> {
     let mut places = Vec::new();
     if let Some(project) = project {
-        places.push(plugin_dir(Some(project))?);
+        places.push(("project", plugin_dir(Some(project))?));
     }
-    places.push(plugin_dir(None)?);
+    places.push(("global", plugin_dir(None)?));
     let mut found = 0;
-    for dir in places {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    for (scope, dir) in &places {
+        let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
         };
         let mut paths: Vec<PathBuf> = entries
@@ -174,17 +174,17 @@ pub fn list(project: Option<&Path>) -> Result<()> {
                     found += 1;
                     let h = &p.header;
                     println!(
-                        "{} {}",
+                        "{} {} ({scope})",
                         printable(&h.plugin_id),
                         printable(&h.plugin_version)
                     );
-                    println!("  path       {}", path.display());
-                    println!("  declares   {}", list_or_none(&h.declared));
+                    println!("  path           {}", path.display());
+                    println!("  declares       {}", list_or_none(&h.declared));
                     for line in describe(&h.policy) {
                         println!("  {line}");
                     }
-                    println!("  digest     sha256:{}", p.digest);
-                    println!("  component  ok (sha256:{})", h.component_sha256);
+                    println!("  digest         sha256:{}", p.digest);
+                    println!("  component      ok (sha256:{})", h.component_sha256);
                 }
                 Ok(None) => {} // a native plugin: not ours to describe
                 Err(e) => {
@@ -193,14 +193,21 @@ pub fn list(project: Option<&Path>) -> Result<()> {
                         PackError::Unsupported { .. } => "NEWER FORMAT",
                         _ => "DAMAGED",
                     };
-                    println!("{}", path.display());
-                    println!("  component  {state}: {e}");
+                    println!("{} ({scope})", path.display());
+                    println!("  component      {state}: {e}");
                 }
             }
         }
     }
     if found == 0 {
-        println!("no plugins packed by lingxi-wasm-run are installed");
+        let looked: Vec<String> = places
+            .iter()
+            .map(|(_, d)| d.display().to_string())
+            .collect();
+        println!(
+            "no plugins packed by lingxi-wasm-run are installed (looked in {}; --project DIR looks in another project)",
+            looked.join(" and ")
+        );
     }
     Ok(())
 }
@@ -223,7 +230,23 @@ pub fn uninstall(
             "{} is not a plugin packed by lingxi-wasm-run; remove it by hand",
             target.display()
         ),
-        Err(PackError::Io { .. }) => bail!("{id} is not installed at {}", target.display()),
+        Err(PackError::Io { .. }) => {
+            let here = std::env::current_dir().ok();
+            let in_here = here
+                .as_deref()
+                .filter(|_| project.is_none())
+                .and_then(|dir| plugin_dir(Some(dir)).ok())
+                .map(|dir| dir.join(id))
+                .filter(|p| p.exists());
+            match in_here {
+                Some(found) => bail!(
+                    "{id} is not installed at {}, but it is in this project ({}): add --project .",
+                    target.display(),
+                    found.display()
+                ),
+                None => bail!("{id} is not installed at {}", target.display()),
+            }
+        }
     }
     std::fs::remove_file(&target).with_context(|| format!("cannot remove {}", target.display()))?;
     println!("removed {}", target.display());
@@ -285,7 +308,7 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
         None => "the host's workspace.rootPath".to_owned(),
     };
     let net = match spec.allow_net.is_empty() {
-        true => "(no list: networkAccess reaches every destination)".to_owned(),
+        true => "(no list: if networkAccess is effective, every destination)".to_owned(),
         false => spec.allow_net.join(", "),
     };
     let data = match (&spec.data_root, spec.no_storage) {

@@ -108,7 +108,22 @@ fn tokio() -> Result<tokio::runtime::Runtime> {
     lingxi_wasm_host::call_runtime().context("cannot start the async runtime")
 }
 
+/// For commands that print and exit: a closed pipe (`… | head`) ends the
+/// process quietly, as for any Unix tool, instead of a panic in `println!`.
+/// Not for serving, where a closed stdout is reported as an error.
+pub fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any other
+    // thread of ours could be relying on it being ignored.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn run(cli: Cli) -> Result<()> {
+    if cli.command.is_some() {
+        quiet_on_closed_pipe();
+    }
     let tokio = tokio()?;
     match cli.command {
         Some(Command::Pack {
@@ -155,6 +170,13 @@ fn run(cli: Cli) -> Result<()> {
         }) => install::uninstall(&id, project.as_deref(), purge, data_root.as_deref()),
         None => {
             let component_path = cli.component.context("no component given")?;
+            if pack::read(&component_path).is_ok_and(|p| p.is_some()) {
+                anyhow::bail!(
+                    "{} is a packed plugin: run it directly (`{}`), or `lingxi-wasm-run inspect` / `call` it",
+                    component_path.display(),
+                    component_path.display()
+                );
+            }
             let runtime = runtime(&cli.cache)?;
             let component = tokio.block_on(runtime.load_file(&component_path))?;
             serve(tokio, component, &cli.grants.spec()?)

@@ -25,6 +25,9 @@ pub fn run(packed: Packed) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let header = &packed.header;
+    if !args.is_empty() {
+        crate::quiet_on_closed_pipe();
+    }
     let tokio = crate::tokio()?;
     match args.as_slice() {
         [] => {
@@ -117,9 +120,13 @@ pub fn pack_bytes(
     spec: PolicySpec,
 ) -> Result<(PackHeader, Vec<u8>)> {
     // Check the grants now (directories exist, rules parse), not at first start.
-    resolve(&spec)?;
+    let (grant, _) = resolve(&spec)?;
     let runtime = Runtime::new()?;
     let loaded = tokio.block_on(runtime.load_bytes(component, name))?;
+    let policy = lingxi_wasm_host::Policy::decide(&loaded.manifest().capabilities, &grant);
+    for line in policy.report(&grant) {
+        eprintln!("note: {} {line}", printable(&loaded.manifest().id));
+    }
     let precompiled = runtime.precompile(component, name)?;
     let manifest = loaded.manifest();
     let header = PackHeader {
