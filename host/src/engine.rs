@@ -14,7 +14,7 @@ use crate::bindings::lingxi::plugin::types as wit;
 use crate::bindings::{LingxiPlugin, LingxiPluginPre};
 use crate::cache::{CompileCache, engine_hash};
 use crate::error::LoadError;
-use crate::limits::{EPOCH_TICK, Limits, MemoryCap, OutputBudget};
+use crate::limits::{Deadline, EPOCH_TICK, Expired, Limits, MemoryCap, OutputBudget};
 use crate::pack::Packed;
 use crate::state::HostState;
 
@@ -254,12 +254,12 @@ impl Runtime {
                 .call_get_manifest(&mut store)
                 .await
         };
-        match tokio::time::timeout(limits.deadline(), call).await {
+        match Deadline::after(limits.call_timeout).run(call).await {
             Ok(Ok(manifest)) => Ok(manifest),
             Ok(Err(e)) => Err(manifest_error(format!("{e:#}"))),
-            Err(_) => Err(manifest_error(format!(
+            Err(Expired) => Err(manifest_error(format!(
                 "get-manifest did not answer within {:.1} s",
-                limits.deadline().as_secs_f64()
+                limits.call_timeout.as_secs_f64()
             ))),
         }
     }
@@ -305,6 +305,9 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
         }
         _ if bytes.starts_with(b"\0asm") => {
             Some("WebAssembly of a version this engine does not read")
+        }
+        _ if crate::pack::has_trailer(bytes) => {
+            Some("a packed plugin (run it directly, or `lingxi-wasm-run inspect` / `call` it)")
         }
         _ if bytes.starts_with(b"\x7fELF") => Some(
             "a native ELF executable or library (built for the host? a packed plugin is run directly, or read with `inspect`)",

@@ -17,9 +17,10 @@ pub const HOST_WATCHDOG: Duration = Duration::from_secs(3);
 /// Limits applied to every call into a plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Wall-clock budget of one call. The default stays under Core's 3.0 s
-    /// watchdog so Core receives an explanatory error instead of timing out
-    /// and killing the plugin.
+    /// Wall-clock budget of one request. The default stays under Core's
+    /// 3.0 s watchdog so Core receives an explanatory error instead of timing
+    /// out and killing the plugin. One too long to represent as an instant
+    /// (e.g. `Duration::MAX`) means no deadline.
     pub call_timeout: Duration,
     /// Upper bound on the linear memory of one instance, in bytes.
     pub max_memory_bytes: usize,
@@ -47,15 +48,6 @@ impl Default for Limits {
             trap_window: Duration::from_secs(60),
             max_storage_bytes: 64 * 1024 * 1024,
         }
-    }
-}
-
-impl Limits {
-    /// The deadline of one call as a tokio timer accepts it: any duration
-    /// works, one too far to represent means "no deadline" (tokio's own
-    /// rule), never an overflow.
-    pub fn deadline(&self) -> Duration {
-        self.call_timeout
     }
 }
 
@@ -252,7 +244,7 @@ mod tests {
     #[test]
     fn default_deadline_is_under_the_host_watchdog() {
         let limits = Limits::default();
-        assert!(limits.deadline() < HOST_WATCHDOG);
+        assert!(limits.call_timeout < HOST_WATCHDOG);
     }
 
     #[test]

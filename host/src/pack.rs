@@ -284,6 +284,12 @@ pub fn read_self() -> Result<Option<Packed>, PackError> {
     }
 }
 
+/// Whether `bytes` (a whole file) end with a packed plugin's trailer.
+pub fn has_trailer(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    len >= TRAILER_LEN as usize && &bytes[len - TRAILER_LEN as usize..][..16] == MAGIC
+}
+
 /// The payload length a trailer gives, checked against the file size;
 /// `None` if the trailer is not ours.
 fn payload_len(path: &Path, trailer: &[u8], size: u64) -> Result<Option<u64>, PackError> {

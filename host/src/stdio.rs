@@ -63,20 +63,17 @@ impl LineBuffer {
 /// and so does every control character ([`printable`]), so the text is
 /// never longer than the bytes it was charged for.
 fn lossy_no_longer(bytes: &[u8]) -> Cow<'_, str> {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => return printable(text),
-        Err(_) => {
-            let mut text = String::with_capacity(bytes.len());
-            for chunk in bytes.utf8_chunks() {
-                text.push_str(chunk.valid());
-                if !chunk.invalid().is_empty() {
-                    text.push('?');
-                }
-            }
-            text
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return printable(text);
+    }
+    let mut text = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(&printable(chunk.valid()));
+        if !chunk.invalid().is_empty() {
+            text.push('?');
         }
-    };
-    Cow::Owned(printable(&text).into_owned())
+    }
+    Cow::Owned(text)
 }
 
 /// `text` with every control character but tab (newlines included)

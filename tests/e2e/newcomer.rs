@@ -288,7 +288,7 @@ fn a_packed_plugin_given_as_a_component_is_recognised() {
     let packed = crate::packed::pack(dir.path(), "probe", &[]);
     let (ok, _, err) = run(dir.path(), &[packed.to_str().unwrap()]);
     assert!(
-        !ok && err.contains("is a packed plugin: run it directly"),
+        !ok && err.contains("is a packed plugin (run it directly"),
         "{err}"
     );
 }

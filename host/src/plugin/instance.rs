@@ -48,7 +48,7 @@ impl PluginHost {
             Err(Expired) => {
                 return Err(CallError::Timeout {
                     call: format!("{call} (starting the plugin)"),
-                    limit: self.limits.deadline(),
+                    limit: self.limits.call_timeout,
                 });
             }
         };
@@ -59,6 +59,7 @@ impl PluginHost {
             outputs,
             budget,
             data_writable: data_writable.unwrap_or(false),
+            in_call: false,
         })
     }
 

@@ -45,6 +45,10 @@ struct Live {
     /// Whether the data directory is mounted read-write (so must be checked
     /// against its quota after each call).
     data_writable: bool,
+    /// Set while a call runs. Still set at the next call means the caller
+    /// dropped that call's future mid-flight: the store cannot be entered
+    /// again, so the instance is replaced.
+    in_call: bool,
 }
 
 /// One plugin in its sandbox. Every call is async and bounded by
@@ -147,7 +151,7 @@ impl PluginHost {
         &mut self,
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
-        let deadline = Deadline::after(self.limits.deadline());
+        let deadline = Deadline::after(self.limits.call_timeout);
         let call = Call::Initialize(&request);
         self.ensure_live(&call, deadline).await?;
         let Reply::Handshake(handshake) = self.guard(&call, deadline).await? else {
@@ -170,7 +174,7 @@ impl PluginHost {
 
     /// `tool.execute`.
     pub async fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
-        let deadline = Deadline::after(self.limits.deadline());
+        let deadline = Deadline::after(self.limits.call_timeout);
         let call = Call::Tool(&call);
         self.ensure_live(&call, deadline).await?;
         let Reply::Text(output) = self.guard(&call, deadline).await? else {
@@ -185,7 +189,7 @@ impl PluginHost {
         &mut self,
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
-        let deadline = Deadline::after(self.limits.deadline());
+        let deadline = Deadline::after(self.limits.call_timeout);
         let call = Call::Command(&call);
         self.ensure_live(&call, deadline).await?;
         let Reply::Command(result) = self.guard(&call, deadline).await? else {
@@ -203,7 +207,7 @@ impl PluginHost {
 
     /// `hook.emit`.
     pub async fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
-        let deadline = Deadline::after(self.limits.deadline());
+        let deadline = Deadline::after(self.limits.call_timeout);
         let call = Call::Hook(&payload);
         self.ensure_live(&call, deadline).await?;
         self.guard(&call, deadline).await.map(drop)
@@ -211,10 +215,13 @@ impl PluginHost {
 
     /// End of session: lets a running plugin clean up, then drops it.
     pub async fn deactivate(&mut self) -> Result<(), CallError> {
-        if self.live.is_none() {
+        // Nothing to clean up, or an instance a cancelled call left unusable.
+        if self.live.as_ref().is_none_or(|live| live.in_call) {
+            self.live = None;
+            self.initialized_with = None;
             return Ok(());
         }
-        let deadline = Deadline::after(self.limits.deadline());
+        let deadline = Deadline::after(self.limits.call_timeout);
         let result = self.guard(&Call::Deactivate, deadline).await;
         self.live = None;
         self.initialized_with = None;
@@ -258,6 +265,13 @@ impl PluginHost {
                 window_secs: self.limits.trap_window.as_secs(),
                 last: reason.clone(),
             });
+        }
+        if self.live.as_ref().is_some_and(|live| live.in_call) {
+            tracing::info!(
+                "[{}] the previous call was cancelled by its caller; restarting the plugin",
+                self.manifest().id
+            );
+            self.live = None;
         }
         if let Some(live) = &self.live
             && live.root.as_deref() == self.desired_root()
@@ -324,8 +338,10 @@ impl PluginHost {
         };
         live.store.data_mut().snapshot = self.snapshot.clone();
         live.budget.reset();
+        live.in_call = true;
         let running = call.invoke(&live.bindings, &mut live.store);
         let outcome = deadline.run(running).await;
+        live.in_call = false;
         for output in &live.outputs {
             output.flush_partial();
         }
@@ -342,7 +358,7 @@ impl PluginHost {
             Ok(Err(trap)) => self.classify(call, trap),
             Err(_elapsed) => CallError::Timeout {
                 call: call.to_string(),
-                limit: self.limits.deadline(),
+                limit: self.limits.call_timeout,
             },
         };
         // A crash counts toward the breaker even when the call also left the

@@ -295,3 +295,32 @@ fn huge_timeout_from_a_library_user() {
         assert_eq!(plugin.execute_tool(call).await.unwrap(), "echo:{}");
     });
 }
+
+/// A library user who drops a call's future mid-flight (their own timeout,
+/// a cancelled task) gets a fresh instance at the next call, not a crash.
+#[test]
+fn a_call_dropped_by_its_caller_does_not_poison_the_next() {
+    use lingxi_wasm_host::types::ToolCall;
+    use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime};
+
+    let tokio = lingxi_wasm_host::call_runtime().unwrap();
+    let runtime = Runtime::new().unwrap();
+    let component = tokio
+        .block_on(runtime.load_file(&guest("testbed")))
+        .unwrap();
+    let mut plugin = PluginHost::new(component, Grant::default(), Limits::default());
+    let call = |name: &str, args: &str| ToolCall {
+        tool_name: name.into(),
+        arguments: args.into(),
+        session_id: "s".into(),
+        tool_call_id: "c".into(),
+    };
+    tokio.block_on(async {
+        let slow = plugin.execute_tool(call("sleep", "60"));
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(200), slow).await;
+        assert!(cut.is_err(), "the caller's own timeout ended the call");
+        let next = plugin.execute_tool(call("ok", "x")).await;
+        assert_eq!(next.unwrap(), "ok:x");
+    });
+    assert!(plugin.disabled().is_none());
+}

@@ -131,9 +131,10 @@ pub fn call(
     }
     if let Target::Hook { event, .. } = &target {
         let supported = names(&handshake["supportedHooks"], None, "");
-        if !supported.split(", ").any(|s| s == event) {
+        if !supported.contains(event) {
             eprintln!(
-                "note: the plugin has no handler for {event} (it handles: {supported}); the event is acknowledged and does nothing"
+                "note: the plugin has no handler for {event} (it handles: {}); the event is acknowledged and does nothing",
+                joined(&supported)
             );
         }
     }
@@ -149,8 +150,8 @@ pub fn call(
         if error.contains("not found in plugin") {
             message.push_str(&format!(
                 "; its tools: {}; its commands: {}",
-                names(&handshake["tools"], Some("name"), ""),
-                names(&handshake["commands"], Some("name"), "/")
+                joined(&names(&handshake["tools"], Some("name"), "")),
+                joined(&names(&handshake["commands"], Some("name"), "/"))
             ));
         }
         bail!("{message}");
@@ -162,21 +163,21 @@ pub fn call(
 }
 
 /// The names in a handshake list (of strings, or of objects' `field`),
-/// each with `prefix`, joined; `(none)` for an empty list.
-fn names(list: &Value, field: Option<&str>, prefix: &str) -> String {
-    let names: Vec<String> = list
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|item| match field {
-                    Some(field) => item.get(field)?.as_str(),
-                    None => item.as_str(),
-                })
-                .map(|name| format!("{prefix}{}", printable(name)))
-                .collect()
+/// each with `prefix`.
+fn names(list: &Value, field: Option<&str>, prefix: &str) -> Vec<String> {
+    let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| match field {
+            Some(field) => item.get(field)?.as_str(),
+            None => item.as_str(),
         })
-        .unwrap_or_default();
+        .map(|name| format!("{prefix}{}", printable(name)))
+        .collect()
+}
+
+/// `names` joined for a message; `(none)` for none.
+fn joined(names: &[String]) -> String {
     if names.is_empty() {
         "(none)".into()
     } else {

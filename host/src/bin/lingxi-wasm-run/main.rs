@@ -170,13 +170,6 @@ fn run(cli: Cli) -> Result<()> {
         }) => install::uninstall(&id, project.as_deref(), purge, data_root.as_deref()),
         None => {
             let component_path = cli.component.context("no component given")?;
-            if pack::read(&component_path).is_ok_and(|p| p.is_some()) {
-                anyhow::bail!(
-                    "{} is a packed plugin: run it directly (`{}`), or `lingxi-wasm-run inspect` / `call` it",
-                    component_path.display(),
-                    component_path.display()
-                );
-            }
             let runtime = runtime(&cli.cache)?;
             let component = tokio.block_on(runtime.load_file(&component_path))?;
             serve(tokio, component, &cli.grants.spec()?)
