@@ -19,78 +19,18 @@
 //! the ratios b/a and e(b)/e(a). Kinds are interleaved so that machine noise
 //! affects them alike. Run: `cargo bench -p lingxi-wasm-host --bench startup`.
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{lingxi_spawn, median, session};
+
 const STARTS: usize = 60;
 const ROUND_TRIPS: usize = 2_000;
 const ROUNDS: usize = 7;
-
-const SNAPSHOT: &str = r#"{"id":"A","method":"host.snapshot","params":{"observedAt":821692800,"ipcVersion":1,"workspace":{"rootPath":"/repo","isGitRepository":true,"coreVersion":"1.1.0"}}}"#;
-const INIT: &str = r#"{"id":"B","method":"plugin.initialize","params":{"hostIPCVersion":1,"coreVersion":"1.1.0"}}"#;
-const CALL: &str = r#"{"id":"C","method":"tool.execute","params":{"toolName":"probe.echo","arguments":"{\"q\":1}","sessionID":"s","toolCallID":"c"}}"#;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace")
-        .to_path_buf()
-}
-
-fn cargo(args: &[&str]) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(root())
-        .args(args)
-        .status()
-        .expect("cargo");
-    assert!(status.success(), "cargo {args:?} failed");
-}
-
-/// `program` with the environment a LingXi host gives a plugin.
-fn lingxi_spawn(program: &Path, home: &Path) -> Command {
-    let mut c = Command::new(program);
-    c.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("LANG", "C.UTF-8")
-        .env("TMPDIR", std::env::temp_dir());
-    c
-}
-
-/// Spawns `cmd`, answers the handshake, optionally makes `calls` tool calls;
-/// returns (time to handshake, time of the calls).
-fn session(mut cmd: Command, calls: usize) -> (Duration, Duration) {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    writeln!(stdin, "{SNAPSHOT}\n{INIT}").expect("write");
-    for _ in 0..2 {
-        line.clear();
-        stdout.read_line(&mut line).expect("read");
-    }
-    assert!(line.contains("\"B\""), "no handshake: {line}");
-    let handshake = start.elapsed();
-    let calls_start = Instant::now();
-    for _ in 0..calls {
-        writeln!(stdin, "{CALL}").expect("write");
-        line.clear();
-        stdout.read_line(&mut line).expect("read");
-    }
-    let call_time = calls_start.elapsed();
-    drop(stdin);
-    let _ = child.wait();
-    (handshake, call_time)
-}
 
 /// Spawns `cmd` with stdin closed and waits for it to exit.
 fn spawn_to_exit(mut cmd: Command) -> Duration {
@@ -103,18 +43,6 @@ fn spawn_to_exit(mut cmd: Command) -> Duration {
         .expect("spawn");
     assert!(status.success());
     start.elapsed()
-}
-
-/// Pins this process (and so the plugins it spawns) to the CPU it is on;
-/// returns the previous set of CPUs.
-#[cfg(target_os = "linux")]
-fn pin_to_one_cpu() -> rustix::thread::CpuSet {
-    use rustix::thread::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
-    let all = sched_getaffinity(None).expect("sched_getaffinity");
-    let mut one = CpuSet::new();
-    one.set(sched_getcpu());
-    sched_setaffinity(None, &one).expect("sched_setaffinity");
-    all
 }
 
 /// Alternating rounds of round trips; the median time per call of each.
@@ -130,42 +58,14 @@ fn round_trips(native: impl Fn() -> Command, packed: impl Fn() -> Command) -> (f
     )
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
 fn main() {
     // Everything is built here, release, from source.
-    cargo(&[
-        "build",
-        "--release",
-        "-p",
-        "probe",
-        "--features",
-        "native",
-        "--bin",
-        "probe-native",
-        "--target-dir",
-        "target/bench-native",
-    ]);
-    cargo(&[
-        "build",
-        "--target",
-        "wasm32-wasip2",
-        "--profile",
-        "guest",
-        "-p",
-        "probe",
-        "--target-dir",
-        "target/guests",
-    ]);
-    let native = root().join("target/bench-native/release/probe-native");
-    let component = root().join("target/guests/wasm32-wasip2/guest/probe.wasm");
+    let native = common::native_probe();
+    let component = common::guests(&["probe"]).join("probe.wasm");
     let launcher = PathBuf::from(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
     let scratch = tempfile::tempdir().expect("tempdir");
     let packed = scratch.path().join("probe-packed");
@@ -214,7 +114,7 @@ fn main() {
     let (ea, eb) = round_trips(native_cmd, packed_cmd);
     #[cfg(target_os = "linux")]
     let pinned = {
-        let all = pin_to_one_cpu();
+        let all = common::pin_to_one_cpu();
         let pinned = round_trips(native_cmd, packed_cmd);
         rustix::thread::sched_setaffinity(None, &all).expect("sched_setaffinity");
         Some(pinned)

@@ -108,7 +108,7 @@ impl CompileCache {
     }
 
     /// The cache file for `bytes` compiled by `engine`.
-    pub fn path_for(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
+    pub(crate) fn path_for(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
         let digest = Sha256::digest(bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         self.dir
@@ -117,7 +117,11 @@ impl CompileCache {
 
     /// Loads the precompiled component for `bytes`, or compiles it and stores
     /// the result. Cache failures are logged and never fatal.
-    pub fn load_or_compile(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
+    pub(crate) fn load_or_compile(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+    ) -> wasmtime::Result<Component> {
         if !self.usable() {
             return Component::new(engine, bytes);
         }
@@ -185,7 +189,7 @@ fn own_file(path: &Path) -> bool {
 /// by an engine with another hash cannot be loaded by this one. It is the
 /// SHA-256 of wasmtime's own compatibility data (as its `Hash` feeds it),
 /// so it does not change with the Rust release the launcher was built by.
-pub fn engine_hash(engine: &Engine) -> String {
+pub(crate) fn engine_hash(engine: &Engine) -> String {
     let mut hasher = Sha256Hasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let digest = hasher.0.finalize();

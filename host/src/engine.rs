@@ -13,8 +13,10 @@ use wasmtime_wasi::WasiCtxBuilder;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::bindings::{LingxiPlugin, LingxiPluginPre};
 use crate::cache::{CompileCache, engine_hash};
+use crate::config::RuntimeConfig;
 use crate::error::LoadError;
 use crate::limits::{Deadline, EPOCH_TICK, Expired, Limits, MemoryCap, OutputBudget};
+use crate::observe::Origin;
 use crate::pack::Packed;
 use crate::state::HostState;
 
@@ -27,13 +29,27 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Creates the engine and starts the epoch ticker thread (which stops
-    /// when the last clone of the engine is dropped).
+    /// The launcher's engine: instances allocated on demand, no cache
+    /// ([`RuntimeConfig::default`]).
     pub fn new() -> Result<Self, LoadError> {
+        Runtime::with_config(RuntimeConfig::default())
+    }
+
+    /// Creates the engine as `settings` say and starts the epoch ticker
+    /// thread (which stops when the last clone of the engine is dropped).
+    pub fn with_config(settings: RuntimeConfig) -> Result<Self, LoadError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
+        config.memory_init_cow(settings.memory_cow);
+        if let Some(pooling) = &settings.pooling {
+            pooling.apply(&mut config);
+        }
         #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         config.with_custom_code_memory(Some(Arc::new(crate::code::PageProtection::new())));
+        #[cfg(feature = "wasmtime-config")]
+        if let Some(tune) = &settings.tune {
+            tune(&mut config);
+        }
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
 
         let mut linker = Linker::new(&engine);
@@ -60,7 +76,7 @@ impl Runtime {
         Ok(Runtime {
             engine,
             linker: Arc::new(linker),
-            cache: None,
+            cache: settings.cache,
         })
     }
 
@@ -70,9 +86,16 @@ impl Runtime {
         self
     }
 
-    /// The underlying engine.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    /// The engine's compatibility hash, as packed files and the compile
+    /// cache record it: precompiled code is used only by an engine with the
+    /// same hash.
+    pub fn engine_hash(&self) -> String {
+        engine_hash(&self.engine)
+    }
+
+    /// Where the compile cache keeps `bytes` compiled for this engine.
+    pub fn cache_path_for(&self, bytes: &[u8]) -> Option<std::path::PathBuf> {
+        Some(self.cache.as_ref()?.path_for(&self.engine, bytes))
     }
 
     /// Loads a component file and reads its manifest.
@@ -246,7 +269,8 @@ impl Runtime {
             reason,
         };
         let limits = Limits::default();
-        let mut store = self.store(WasiCtxBuilder::new(), "(loading)", &limits);
+        let origin = Origin::new(name);
+        let mut store = self.store(WasiCtxBuilder::new(), &origin, &limits);
         let call = async {
             let bindings = pre.instantiate_async(&mut store).await?;
             bindings
@@ -270,11 +294,11 @@ impl Runtime {
     pub(crate) fn store(
         &self,
         mut wasi: WasiCtxBuilder,
-        plugin_id: &str,
+        origin: &Origin,
         limits: &Limits,
     ) -> Store<HostState> {
         let state = HostState {
-            plugin_id: plugin_id.into(),
+            origin: origin.clone(),
             wasi: wasi.build(),
             table: Default::default(),
             limits: MemoryCap::new(limits.max_memory_bytes),

@@ -176,6 +176,102 @@ pub enum CallError {
         /// What went wrong.
         reason: String,
     },
+    /// No plugin of this id is in the session's set.
+    #[error("no plugin {plugin} in this session; the set's ids list the plugins there are")]
+    NoSuchPlugin {
+        /// The id asked for.
+        plugin: String,
+    },
+    /// No plugin of the session offers a tool of this name.
+    #[error("no plugin offers a tool named '{name}'; the catalog lists the tools there are")]
+    NoSuchTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// No plugin of the session offers a command of this name or alias.
+    #[error("no plugin offers a command named '{name}'; the catalog lists the commands there are")]
+    NoSuchCommand {
+        /// The name or alias asked for.
+        name: String,
+    },
+}
+
+/// A plugin could not join a [`PluginSet`](crate::PluginSet).
+#[derive(Debug, thiserror::Error)]
+pub enum SetError {
+    /// Its file could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A plugin with this id is already in the set.
+    #[error(
+        "plugin {plugin} from {second} was not added: a plugin with this id is already in the set (from {first}); plugin ids must be unique"
+    )]
+    DuplicateId {
+        /// The id.
+        plugin: String,
+        /// Where the plugin already in the set came from.
+        first: String,
+        /// Where the refused one came from.
+        second: String,
+    },
+    /// Some of its tool or command names belong to another plugin.
+    #[error(
+        "plugin {plugin} from {from} was not added: {}; rename them in one of the plugins",
+        clashes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Clash {
+        /// The refused plugin.
+        plugin: String,
+        /// Where it came from.
+        from: String,
+        /// Every name it shares with a plugin already in the set.
+        clashes: Vec<Clash>,
+    },
+    /// Its `plugin.initialize` failed when it was loaded.
+    #[error("plugin {plugin} was not added: its plugin.initialize failed: {source}")]
+    Initialize {
+        /// The plugin id.
+        plugin: String,
+        /// Why.
+        source: CallError,
+    },
+    /// A folder could not be read.
+    #[error("cannot read plugin folder {}: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// One name two plugins register.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} '{name}' is already registered by {owner}")]
+pub struct Clash {
+    /// `tool` or `command`.
+    pub kind: &'static str,
+    /// The name (for a command, the name or alias that clashes).
+    pub name: String,
+    /// The plugin that has it.
+    pub owner: String,
+}
+
+impl Clash {
+    pub(crate) fn tool(name: &str, owner: String) -> Self {
+        Clash {
+            kind: "tool",
+            name: name.to_owned(),
+            owner,
+        }
+    }
+    pub(crate) fn command(name: &str, owner: String) -> Self {
+        Clash {
+            kind: "command",
+            name: name.to_owned(),
+            owner,
+        }
+    }
 }
 
 /// A `host.snapshot` was refused.

@@ -64,14 +64,17 @@ pub use lingxi_protocol as protocol;
 pub mod cache;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod code;
+mod config;
 pub mod convert;
 mod engine;
 mod error;
 pub mod limits;
+pub mod observe;
 pub mod pack;
 mod plugin;
 pub mod policy;
 mod server;
+mod set;
 mod state;
 mod stdio;
 pub mod storage;
@@ -87,11 +90,15 @@ pub mod types {
 }
 
 pub use cache::CompileCache;
+pub use config::{Pooling, RuntimeConfig};
 pub use engine::{PluginComponent, Runtime, call_runtime};
-pub use error::{CallError, LoadError, SnapshotError};
+pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};
 pub use limits::Limits;
 pub use plugin::PluginHost;
 pub use policy::file::{PolicyError, PolicySpec};
 pub use policy::{Grant, NetRule, Policy};
 pub use server::{MAX_LINE_BYTES, Server};
+pub use set::{
+    Catalog, CatalogCommand, CatalogTool, HookOutcome, PluginOptions, PluginSet, Session, no_grant,
+};
 pub use stdio::{GUEST_TARGET, printable};

@@ -56,7 +56,13 @@ impl Default for Limits {
 /// `initialize`, the call itself), so a request never takes longer than
 /// [`Limits::call_timeout`] however many steps it needs.
 #[derive(Debug, Clone, Copy)]
-pub struct Deadline(Option<tokio::time::Instant>);
+pub struct Deadline {
+    at: Option<tokio::time::Instant>,
+    budget: Duration,
+    /// When the request arrived, until the first step claims it as its
+    /// start (one clock read fewer on the way of every call).
+    unclaimed_start: Option<std::time::Instant>,
+}
 
 /// A [`Deadline`] passed.
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +71,25 @@ pub struct Expired;
 impl Deadline {
     /// `timeout` from now; one too far to represent is no deadline at all.
     pub fn after(timeout: Duration) -> Self {
-        Deadline(tokio::time::Instant::now().checked_add(timeout))
+        let now = tokio::time::Instant::now();
+        Deadline {
+            at: now.checked_add(timeout),
+            budget: timeout,
+            unclaimed_start: Some(now.into_std()),
+        }
+    }
+
+    /// When a step of the request starts: the request's arrival for the
+    /// first step that asks, now for later ones.
+    pub fn step_start(&mut self) -> std::time::Instant {
+        self.unclaimed_start
+            .take()
+            .unwrap_or_else(std::time::Instant::now)
+    }
+
+    /// The timeout it was made with (for messages).
+    pub fn budget(&self) -> Duration {
+        self.budget
     }
 
     /// Runs `step` until it finishes or the deadline passes (`step` is then
@@ -73,7 +97,7 @@ impl Deadline {
     /// wait: a step that finishes in its first poll (most calls) costs no
     /// timer at all, and one that spins or blocks is stopped all the same.
     pub async fn run<F: Future>(self, step: F) -> Result<F::Output, Expired> {
-        let Some(at) = self.0 else {
+        let Some(at) = self.at else {
             return Ok(step.await);
         };
         let mut step = std::pin::pin!(step);

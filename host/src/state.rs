@@ -9,16 +9,17 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
-use crate::limits::{LINE_OVERHEAD, MemoryCap, OutputBudget, cap_text};
+use crate::limits::{MemoryCap, OutputBudget, cap_text};
+use crate::observe::{LogSource, Origin};
 use crate::policy::NetGuard;
-use crate::stdio::GUEST_TARGET;
 
 /// Longest log message kept from a plugin; the rest is cut off.
 pub const MAX_LOG_MESSAGE: usize = 64 * 1024;
 
 /// Everything one plugin instance owns on the host side.
 pub struct HostState {
-    pub(crate) plugin_id: Arc<str>,
+    /// Whose lines the guest's logs are.
+    pub(crate) origin: Origin,
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: MemoryCap,
@@ -89,17 +90,17 @@ impl host_info::Host for HostState {
 
 impl logging::Host for HostState {
     fn log(&mut self, level: logging::Level, message: String) -> wasmtime::Result<()> {
-        let id = &self.plugin_id;
+        let source = match level {
+            logging::Level::Info => LogSource::Info,
+            logging::Level::Warn => LogSource::Warn,
+            logging::Level::Error => LogSource::Error,
+        };
         // Charged as written: the message (as cut), the id and the line's frame.
         let message = cap_text(message, MAX_LOG_MESSAGE);
         let message = crate::stdio::printable(&message);
         self.output
-            .spend(message.len() + id.len() + LINE_OVERHEAD)?;
-        match level {
-            logging::Level::Info => tracing::info!(target: GUEST_TARGET, "[{id}] {message}"),
-            logging::Level::Warn => tracing::warn!(target: GUEST_TARGET, "[{id}] {message}"),
-            logging::Level::Error => tracing::error!(target: GUEST_TARGET, "[{id}] {message}"),
-        }
+            .spend(message.len() + self.origin.line_cost(source))?;
+        self.origin.emit(source, &message);
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! Guest stdout and stderr. They never reach the process stdout (the JSONL
-//! channel): every line becomes a log event, prefixed with the plugin id, that
-//! `lingxi-wasm-run` writes to its stderr.
+//! channel): every line becomes a log event with the plugin id as a field
+//! (see [`crate::observe`]), that `lingxi-wasm-run` writes to its stderr.
 
 use std::borrow::Cow;
 use std::pin::Pin;
@@ -10,7 +10,8 @@ use std::task::{Context, Poll};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 
-use crate::limits::{LINE_OVERHEAD, OutputBudget};
+use crate::limits::OutputBudget;
+use crate::observe::{LogSource, Origin};
 
 /// Longest partial line kept before it is emitted anyway.
 const MAX_PENDING_LINE: usize = 64 * 1024;
@@ -30,7 +31,8 @@ pub struct GuestOutput {
 }
 
 struct LineBuffer {
-    prefix: String,
+    origin: Origin,
+    source: LogSource,
     pending: Vec<u8>,
 }
 
@@ -54,7 +56,7 @@ impl LineBuffer {
             .rposition(|b| !matches!(b, b'\n' | b'\r'))
             .map_or(0, |i| i + 1);
         let line = lossy_no_longer(&self.pending[..end]);
-        tracing::info!(target: GUEST_TARGET, "[{}] {}", self.prefix, line);
+        self.origin.emit(self.source, &line);
         self.pending.clear();
     }
 }
@@ -100,15 +102,15 @@ impl Drop for LineBuffer {
 }
 
 impl GuestOutput {
-    /// Output of `stream` (`stdout` or `stderr`) of the plugin `plugin_id`,
+    /// Output of `source` (stdout or stderr) of the instance `origin`,
     /// charged to `budget`.
-    pub fn new(plugin_id: &str, stream: &str, budget: Arc<OutputBudget>) -> Self {
-        let prefix = format!("{plugin_id} {stream}");
+    pub(crate) fn new(origin: &Origin, source: LogSource, budget: Arc<OutputBudget>) -> Self {
         GuestOutput {
-            per_line: prefix.len() + LINE_OVERHEAD,
+            per_line: origin.line_cost(source),
             written: Arc::default(),
             inner: Arc::new(Mutex::new(LineBuffer {
-                prefix,
+                origin: origin.clone(),
+                source,
                 pending: Vec::new(),
             })),
             budget,
@@ -137,10 +139,10 @@ impl GuestOutput {
 
     /// Emits a pending partial line (called at the end of each call).
     pub fn flush_partial(&self) {
-        if !self
-            .written
-            .swap(false, std::sync::atomic::Ordering::Relaxed)
-        {
+        use std::sync::atomic::Ordering::Relaxed;
+        // A load first: most calls write nothing, and a load is cheaper
+        // than a swap on the way of every call.
+        if !self.written.load(Relaxed) || !self.written.swap(false, Relaxed) {
             return;
         }
         let mut buffer = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -210,8 +212,9 @@ mod tests {
     #[test]
     fn every_line_is_charged_with_its_frame() {
         let budget = OutputBudget::new(1000);
-        let out = GuestOutput::new("p", "stdout", budget.clone());
-        let per_line = "p stdout".len() + LINE_OVERHEAD;
+        let origin = Origin::new("p");
+        let out = GuestOutput::new(&origin, LogSource::Stdout, budget.clone());
+        let per_line = "p stdout".len() + crate::limits::LINE_OVERHEAD;
         // Ten empty lines cost ten frames, not ten bytes.
         out.charge(&[b'\n'; 10]).unwrap();
         assert!(budget.spend(1000 - 10 - 10 * per_line).is_ok());

@@ -20,10 +20,12 @@ fn planted_cache(mode: u32) -> tempfile::TempDir {
 /// The same, with `change` applied to the planted file.
 fn planted_cache_file(mode: u32, change: impl FnOnce(&Path)) -> tempfile::TempDir {
     let dir = tempfile::tempdir_in(workspace_root().join("target")).unwrap();
-    let runtime = Runtime::new().unwrap();
+    let runtime = Runtime::new()
+        .unwrap()
+        .with_cache(Some(CompileCache::new(dir.path())));
     let probe = std::fs::read(guest("probe")).unwrap();
     let other = std::fs::read(guest("quickstart")).unwrap();
-    let path = CompileCache::new(dir.path()).path_for(runtime.engine(), &probe);
+    let path = runtime.cache_path_for(&probe).unwrap();
     std::fs::write(&path, runtime.precompile(&other, "quickstart").unwrap()).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     change(&path);

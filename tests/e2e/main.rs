@@ -4,6 +4,7 @@
 mod attacks;
 mod cache_trust;
 mod conformance;
+mod embed;
 mod isolation;
 mod lifecycle;
 mod newcomer;

@@ -9,14 +9,16 @@ use super::call::Call;
 use super::{Live, PluginHost};
 use crate::error::CallError;
 use crate::limits::{Deadline, Expired, OutputBudget};
+use crate::observe::LogSource;
 use crate::stdio::GuestOutput;
 use crate::storage::DATA_GUEST_PATH;
 
 impl PluginHost {
     /// A fresh instance for `call`, made within the request's `deadline`
-    /// (instantiating runs the guest's start code).
+    /// (instantiating runs the guest's start code). Takes `&mut self` so
+    /// that the future is `Send` (a `PluginHost` is not `Sync`).
     pub(super) async fn instantiate(
-        &self,
+        &mut self,
         root: Option<PathBuf>,
         call: &Call<'_>,
         deadline: Deadline,
@@ -24,8 +26,8 @@ impl PluginHost {
         let id = self.manifest().id.clone();
         let budget = OutputBudget::new(self.limits.max_output_bytes);
         let outputs = [
-            GuestOutput::new(&id, "stdout", budget.clone()),
-            GuestOutput::new(&id, "stderr", budget.clone()),
+            GuestOutput::new(&self.origin, LogSource::Stdout, budget.clone()),
+            GuestOutput::new(&self.origin, LogSource::Stderr, budget.clone()),
         ];
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
@@ -34,7 +36,8 @@ impl PluginHost {
             .apply(&self.grant, &mut wasi, &id, root.as_deref());
         let data_writable = self.mount_data(&mut wasi, &id);
         let runtime = &self.component.runtime;
-        let mut store = runtime.store(wasi, &id, &self.limits);
+        let mut store = runtime.store(wasi, &self.origin, &self.limits);
+        self.counters.instance();
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
@@ -48,7 +51,7 @@ impl PluginHost {
             Err(Expired) => {
                 return Err(CallError::Timeout {
                     call: format!("{call} (starting the plugin)"),
-                    limit: self.limits.call_timeout,
+                    limit: deadline.budget(),
                 });
             }
         };

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::Store;
 
@@ -29,6 +29,7 @@ use crate::bindings::lingxi::plugin::types as wit;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::{Deadline, Limits, OutputBudget, cap_text};
+use crate::observe::{Counters, Ending, LogSink, Origin, Stats};
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
@@ -70,11 +71,27 @@ pub struct PluginHost {
     disabled: Option<String>,
     /// The plugin's persistent data directory, if it has storage.
     data: Option<DataDir>,
+    /// Whose lines the guest's output and logs are, and where they go.
+    origin: Origin,
+    /// Calls, errors and time, shared by every instance of the plugin.
+    counters: Arc<Counters>,
 }
 
 impl PluginHost {
     /// Prepares a plugin; nothing runs until the first call.
     pub fn new(component: PluginComponent, grant: Grant, limits: Limits) -> Self {
+        let origin = Origin::new(&component.manifest().id);
+        PluginHost::with_origin(component, grant, limits, origin, Arc::default())
+    }
+
+    /// A plugin whose lines carry `origin` and whose calls count in `counters`.
+    pub(crate) fn with_origin(
+        component: PluginComponent,
+        grant: Grant,
+        limits: Limits,
+        origin: Origin,
+        counters: Arc<Counters>,
+    ) -> Self {
         let policy = Policy::decide(&component.manifest().capabilities, &grant);
         let id = &component.manifest().id;
         let data = grant.data_root.as_deref().and_then(|root| {
@@ -98,7 +115,20 @@ impl PluginHost {
             traps: VecDeque::new(),
             disabled: None,
             data,
+            origin,
+            counters,
         }
+    }
+
+    /// Sends the plugin's log lines and output to `sink` as well as to
+    /// `tracing` (from the next instance on: call it before the first call).
+    pub fn set_log_sink(&mut self, sink: LogSink) {
+        self.origin.sink = Some(sink);
+    }
+
+    /// Calls, errors, traps and time so far.
+    pub fn stats(&self) -> Stats {
+        self.counters.read()
     }
 
     /// The plugin's manifest.
@@ -144,6 +174,18 @@ impl PluginHost {
         Ok(())
     }
 
+    /// The same for a snapshot shared with other plugins (no copy is made).
+    pub fn share_snapshot(
+        &mut self,
+        snapshot: Arc<wit::RuntimeSnapshot>,
+    ) -> Result<(), SnapshotError> {
+        if !SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
+            return Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version));
+        }
+        self.snapshot = Some(snapshot);
+        Ok(())
+    }
+
     /// `plugin.initialize`. The handshake must carry the manifest the
     /// sandbox was built from (the one [`PluginHost::manifest`] returns): a
     /// plugin that claims another id or other capabilities here is refused.
@@ -151,10 +193,10 @@ impl PluginHost {
         &mut self,
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
-        let deadline = Deadline::after(self.limits.call_timeout);
+        let mut deadline = Deadline::after(self.limits.call_timeout);
         let call = Call::Initialize(&request);
-        self.ensure_live(&call, deadline).await?;
-        let Reply::Handshake(handshake) = self.guard(&call, deadline).await? else {
+        self.ensure_live(&call, &mut deadline).await?;
+        let Reply::Handshake(handshake) = self.guard(&call, &mut deadline).await? else {
             unreachable!("initialize answers a handshake")
         };
         self.check_size(&call, handshake_size(&handshake))?;
@@ -174,10 +216,29 @@ impl PluginHost {
 
     /// `tool.execute`.
     pub async fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
-        let deadline = Deadline::after(self.limits.call_timeout);
-        let call = Call::Tool(&call);
-        self.ensure_live(&call, deadline).await?;
-        let Reply::Text(output) = self.guard(&call, deadline).await? else {
+        self.execute_tool_within(call, self.limits.call_timeout)
+            .await
+    }
+
+    /// `tool.execute` with its own deadline instead of [`Limits::call_timeout`].
+    pub async fn execute_tool_within(
+        &mut self,
+        call: wit::ToolCall,
+        timeout: Duration,
+    ) -> Result<String, CallError> {
+        self.call_tool_by_ref(&call, timeout).await
+    }
+
+    /// `tool.execute` of a call the caller keeps (and reuses).
+    pub(crate) async fn call_tool_by_ref(
+        &mut self,
+        call: &wit::ToolCall,
+        timeout: Duration,
+    ) -> Result<String, CallError> {
+        let mut deadline = Deadline::after(timeout);
+        let call = Call::Tool(call);
+        self.ensure_live(&call, &mut deadline).await?;
+        let Reply::Text(output) = self.guard(&call, &mut deadline).await? else {
             unreachable!("execute-tool answers text")
         };
         self.check_size(&call, output.len())?;
@@ -189,10 +250,20 @@ impl PluginHost {
         &mut self,
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
-        let deadline = Deadline::after(self.limits.call_timeout);
+        self.execute_command_within(call, self.limits.call_timeout)
+            .await
+    }
+
+    /// `command.execute` with its own deadline.
+    pub async fn execute_command_within(
+        &mut self,
+        call: wit::CommandCall,
+        timeout: Duration,
+    ) -> Result<wit::CommandResult, CallError> {
+        let mut deadline = Deadline::after(timeout);
         let call = Call::Command(&call);
-        self.ensure_live(&call, deadline).await?;
-        let Reply::Command(result) = self.guard(&call, deadline).await? else {
+        self.ensure_live(&call, &mut deadline).await?;
+        let Reply::Command(result) = self.guard(&call, &mut deadline).await? else {
             unreachable!("execute-command answers a command result")
         };
         let size = match &result {
@@ -207,10 +278,20 @@ impl PluginHost {
 
     /// `hook.emit`.
     pub async fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
-        let deadline = Deadline::after(self.limits.call_timeout);
+        self.emit_hook_within(payload, self.limits.call_timeout)
+            .await
+    }
+
+    /// `hook.emit` with its own deadline.
+    pub async fn emit_hook_within(
+        &mut self,
+        payload: wit::HookPayload,
+        timeout: Duration,
+    ) -> Result<(), CallError> {
+        let mut deadline = Deadline::after(timeout);
         let call = Call::Hook(&payload);
-        self.ensure_live(&call, deadline).await?;
-        self.guard(&call, deadline).await.map(drop)
+        self.ensure_live(&call, &mut deadline).await?;
+        self.guard(&call, &mut deadline).await.map(drop)
     }
 
     /// End of session: lets a running plugin clean up, then drops it.
@@ -221,8 +302,8 @@ impl PluginHost {
             self.initialized_with = None;
             return Ok(());
         }
-        let deadline = Deadline::after(self.limits.call_timeout);
-        let result = self.guard(&Call::Deactivate, deadline).await;
+        let mut deadline = Deadline::after(self.limits.call_timeout);
+        let result = self.guard(&Call::Deactivate, &mut deadline).await;
         self.live = None;
         self.initialized_with = None;
         result.map(drop)
@@ -257,7 +338,11 @@ impl PluginHost {
     /// root, for `call` and within its deadline. A fresh instance is
     /// re-initialized with the last successful initialize request, unless
     /// `call` is an initialize itself.
-    async fn ensure_live(&mut self, call: &Call<'_>, deadline: Deadline) -> Result<(), CallError> {
+    async fn ensure_live(
+        &mut self,
+        call: &Call<'_>,
+        deadline: &mut Deadline,
+    ) -> Result<(), CallError> {
         if let Some(reason) = &self.disabled {
             return Err(CallError::Disabled {
                 plugin: self.manifest().id.clone(),
@@ -290,7 +375,7 @@ impl PluginHost {
             );
             self.live = None;
         }
-        let live = self.instantiate(root, call, deadline).await?;
+        let live = self.instantiate(root, call, *deadline).await?;
         self.live = Some(live);
         let for_initialize = matches!(call, Call::Initialize(_));
         if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
@@ -329,26 +414,48 @@ impl PluginHost {
     /// does (spinning, sleeping, waiting on a socket or a name lookup), the
     /// call ends when it fires. A trap or an expired deadline drops the
     /// instance; a plugin's error text is held to the result limit.
-    async fn guard(&mut self, call: &Call<'_>, deadline: Deadline) -> Result<Reply, CallError> {
+    async fn guard(
+        &mut self,
+        call: &Call<'_>,
+        deadline: &mut Deadline,
+    ) -> Result<Reply, CallError> {
         let Some(live) = self.live.as_mut() else {
             return Err(CallError::Instantiate {
                 plugin: self.component.manifest().id.clone(),
                 reason: "no live instance".into(),
             });
         };
-        live.store.data_mut().snapshot = self.snapshot.clone();
+        let state = live.store.data_mut();
+        let same = match (&state.snapshot, &self.snapshot) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same {
+            state.snapshot = self.snapshot.clone();
+        }
         live.budget.reset();
         live.in_call = true;
+        let started = deadline.step_start();
         let running = call.invoke(&live.bindings, &mut live.store);
         let outcome = deadline.run(running).await;
+        let took = started.elapsed();
         live.in_call = false;
         for output in &live.outputs {
             output.flush_partial();
         }
         let quota = self.check_quota(call);
         let error = match outcome {
-            Ok(Ok(Ok(reply))) => return quota.map(|()| reply),
+            Ok(Ok(Ok(reply))) => {
+                let ending = if quota.is_ok() {
+                    Ending::Ok
+                } else {
+                    Ending::Failed
+                };
+                self.counters.call(took, ending);
+                return quota.map(|()| reply);
+            }
             Ok(Ok(Err(text))) => {
+                self.counters.call(took, Ending::Failed);
                 quota?;
                 return Err(CallError::Plugin(cap_text(
                     text,
@@ -358,9 +465,14 @@ impl PluginHost {
             Ok(Err(trap)) => self.classify(call, trap),
             Err(_elapsed) => CallError::Timeout {
                 call: call.to_string(),
-                limit: self.limits.call_timeout,
+                limit: deadline.budget(),
             },
         };
+        let ending = match error {
+            CallError::Timeout { .. } => Ending::TimedOut,
+            _ => Ending::Crashed,
+        };
+        self.counters.call(took, ending);
         // A crash counts toward the breaker even when the call also left the
         // data directory over quota (that is logged by `check_quota`, and the
         // next instance mounts it read-only).

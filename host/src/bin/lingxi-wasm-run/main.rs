@@ -6,6 +6,7 @@
 mod call;
 mod cli;
 mod install;
+mod logfmt;
 mod packed;
 
 use std::io::{self, BufWriter, IsTerminal};
@@ -71,11 +72,15 @@ fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
         .buffered_lines_limit(1024)
         .thread_name("lingxi-wasm-log")
         .finish(io::stderr());
+    let ansi = io::stderr().is_terminal();
+    let default = tracing_subscriber::fmt::format()
+        .with_target(false)
+        .with_ansi(ansi)
+        .without_time();
     let fmt = tracing_subscriber::fmt()
         .with_writer(stderr)
-        .with_target(false)
-        .with_ansi(io::stderr().is_terminal())
-        .without_time();
+        .with_ansi(ansi)
+        .event_format(logfmt::LineFormat { default });
     match std::env::var("LINGXI_WASM_LOG") {
         Ok(directives) => {
             let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {

@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::cache::engine_hash;
 use lingxi_wasm_host::convert;
 use lingxi_wasm_host::pack::{self, PackHeader, Packed};
 use lingxi_wasm_host::types::InitializeRequest;
@@ -142,7 +141,7 @@ pub fn pack_bytes(
         component_sha256: pack::sha256_hex(component),
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
-        engine: engine_hash(runtime.engine()),
+        engine: runtime.engine_hash(),
         manifest: Some(convert::manifest(manifest.clone())),
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;

@@ -10,7 +10,7 @@ use lingxi_plugin_sdk::{PluginError, PluginResult};
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 33] = [
+pub const TOOLS: [(&str, ToolFn); 36] = [
     ("listen", listen),
     ("print-escapes", print_escapes),
     ("fill-then-panic", fill_then_panic),
@@ -27,6 +27,13 @@ pub const TOOLS: [(&str, ToolFn); 33] = [
     ("write-held", write_held),
     ("touch-many", touch_many),
     ("len", |args| Ok(args.len().to_string())),
+    ("mem-append", mem_append),
+    ("sleep-ms", |args| {
+        let ms: u64 = number(args, "sleep-ms")?;
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        Ok(format!("slept {ms} ms"))
+    }),
+    ("mem-get", |_| Ok(memory().clone())),
     ("read-file", read_file),
     ("write-file", write_file),
     ("list-dir", list_dir),
@@ -319,4 +326,19 @@ fn touch_many(args: &str) -> PluginResult<String> {
         std::fs::File::create(dir.join(i.to_string())).map_err(|e| fail("touch-many", e))?;
     }
     Ok(format!("created {n} files"))
+}
+
+/// Text kept in this instance's linear memory only (never on disk), for
+/// the isolation tests of sessions.
+fn memory() -> std::sync::MutexGuard<'static, String> {
+    static MEMORY: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+    MEMORY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `text` — appends `text` and a comma to this instance's memory.
+fn mem_append(text: &str) -> PluginResult<String> {
+    let mut memory = memory();
+    memory.push_str(text);
+    memory.push(',');
+    Ok(memory.clone())
 }

@@ -80,6 +80,13 @@ impl Plugin for Testbed {
         ctx.on(HookEvent::AgentTurnEnd, |_| {
             Err(PluginError::new("second handler fails"))
         });
+        // A sessionStart handler that crashes, for the hook fan-out tests
+        // (a handler's error is only logged by the SDK; a crash is not).
+        if std::env::var_os("TESTBED_START_CRASHES").is_some() {
+            ctx.on(HookEvent::SessionStart, |_| {
+                panic!("sessionStart crashes on purpose")
+            });
+        }
         Ok(())
     }
 

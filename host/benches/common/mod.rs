@@ -1,0 +1,122 @@
+//! What the benches share: building the guests and the native probe from
+//! source, spawning a plugin as LingXi does, and driving its JSONL session.
+#![allow(dead_code)] // each bench uses its own part
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const SNAPSHOT: &str = r#"{"id":"A","method":"host.snapshot","params":{"observedAt":821692800,"ipcVersion":1,"workspace":{"rootPath":"/repo","isGitRepository":true,"coreVersion":"1.1.0"}}}"#;
+pub const INIT: &str = r#"{"id":"B","method":"plugin.initialize","params":{"hostIPCVersion":1,"coreVersion":"1.1.0"}}"#;
+pub const CALL: &str = r#"{"id":"C","method":"tool.execute","params":{"toolName":"probe.echo","arguments":"{\"q\":1}","sessionID":"s","toolCallID":"c"}}"#;
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .to_path_buf()
+}
+
+pub fn cargo(args: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root())
+        .args(args)
+        .status()
+        .expect("cargo");
+    assert!(status.success(), "cargo {args:?} failed");
+}
+
+/// Builds the native probe (release) and returns its path.
+pub fn native_probe() -> PathBuf {
+    cargo(&[
+        "build",
+        "--release",
+        "-p",
+        "probe",
+        "--features",
+        "native",
+        "--bin",
+        "probe-native",
+        "--target-dir",
+        "target/bench-native",
+    ]);
+    root().join("target/bench-native/release/probe-native")
+}
+
+/// Builds guest components (`-p` names) and returns their folder.
+pub fn guests(names: &[&str]) -> PathBuf {
+    let mut args = vec!["build", "--target", "wasm32-wasip2", "--profile", "guest"];
+    for name in names {
+        args.extend(["-p", name]);
+    }
+    args.extend(["--target-dir", "target/guests"]);
+    cargo(&args);
+    root().join("target/guests/wasm32-wasip2/guest")
+}
+
+/// `program` with the environment a LingXi host gives a plugin.
+pub fn lingxi_spawn(program: &Path, home: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("LANG", "C.UTF-8")
+        .env("TMPDIR", std::env::temp_dir());
+    c
+}
+
+/// Spawns `cmd`, answers the handshake, optionally makes `calls` tool calls;
+/// returns (time to handshake, time of the calls). Each request line goes
+/// out in one `write`, as a host writes it.
+pub fn session(mut cmd: Command, calls: usize) -> (Duration, Duration) {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdin
+        .write_all(format!("{SNAPSHOT}\n{INIT}\n").as_bytes())
+        .expect("write");
+    for _ in 0..2 {
+        line.clear();
+        stdout.read_line(&mut line).expect("read");
+    }
+    assert!(line.contains("\"B\""), "no handshake: {line}");
+    let handshake = start.elapsed();
+    let call = format!("{CALL}\n");
+    let calls_start = Instant::now();
+    for _ in 0..calls {
+        stdin.write_all(call.as_bytes()).expect("write");
+        line.clear();
+        stdout.read_line(&mut line).expect("read");
+    }
+    let call_time = calls_start.elapsed();
+    drop(stdin);
+    let _ = child.wait();
+    (handshake, call_time)
+}
+
+/// Pins this process (and so the plugins it spawns) to the CPU it is on;
+/// returns the previous set of CPUs.
+#[cfg(target_os = "linux")]
+pub fn pin_to_one_cpu() -> rustix::thread::CpuSet {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+    let all = sched_getaffinity(None).expect("sched_getaffinity");
+    let mut one = CpuSet::new();
+    one.set(sched_getcpu());
+    sched_setaffinity(None, &one).expect("sched_setaffinity");
+    all
+}
+
+/// The middle sample.
+pub fn median<T: Copy + PartialOrd>(mut samples: Vec<T>) -> T {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    samples[samples.len() / 2]
+}

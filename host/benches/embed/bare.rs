@@ -1,0 +1,137 @@
+//! The floor of an in-process call: wasmtime calling the probe's
+//! `execute-tool` export on one instance, with bindings of its own and no
+//! sandbox bookkeeping (no deadline timer, no output budget, no counters,
+//! no session routing), on an engine built like a pooled `Runtime`: async
+//! calls, epoch interruption, 256 MiB memory reservations.
+
+use std::path::Path;
+use std::time::Instant;
+
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+wasmtime::component::bindgen!({
+    world: "lingxi-plugin",
+    path: "../wit",
+    imports: { "lingxi:plugin/logging.log": trappable },
+    exports: { default: async },
+});
+
+use lingxi::plugin::{host_info, logging, types};
+
+pub struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for State {}
+
+fn unavailable(field: &str) -> types::InfoUnavailable {
+    types::InfoUnavailable {
+        field: field.into(),
+        last_snapshot: None,
+    }
+}
+
+impl host_info::Host for State {
+    fn latest_snapshot(&mut self) -> Option<types::RuntimeSnapshot> {
+        None
+    }
+    fn workspace(&mut self) -> Result<types::WorkspaceInfo, types::InfoUnavailable> {
+        Err(unavailable("workspace"))
+    }
+    fn pe_core(&mut self) -> Result<types::PeCoreInfo, types::InfoUnavailable> {
+        Err(unavailable("peCore"))
+    }
+    fn context_state(&mut self) -> Result<types::ContextStateInfo, types::InfoUnavailable> {
+        Err(unavailable("contextState"))
+    }
+    fn performance(&mut self) -> Result<types::PerformanceInfo, types::InfoUnavailable> {
+        Err(unavailable("performance"))
+    }
+    fn data_dir(&mut self) -> Option<String> {
+        None
+    }
+}
+
+impl logging::Host for State {
+    fn log(&mut self, _level: logging::Level, _message: String) -> wasmtime::Result<()> {
+        Ok(())
+    }
+}
+
+/// One initialized instance of a component.
+pub struct Bare {
+    store: Store<State>,
+    bindings: LingxiPlugin,
+}
+
+impl Bare {
+    pub async fn new(component: &Path) -> Bare {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        config.memory_reservation(256 << 20);
+        config.memory_guard_size(0);
+        config.memory_reservation_for_growth(0);
+        let engine = Engine::new(&config).expect("engine");
+        let component = Component::from_file(&engine, component).expect("component");
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
+        LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).expect("link");
+        let state = State {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&engine, state);
+        // Never reached within a call: the epoch is not advanced here.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        let bindings = LingxiPlugin::instantiate_async(&mut store, &component, &linker)
+            .await
+            .expect("instantiate");
+        let request = types::InitializeRequest {
+            host_ipc_version: Some(1),
+            core_version: None,
+        };
+        bindings
+            .lingxi_plugin_plugin()
+            .call_initialize(&mut store, &request)
+            .await
+            .expect("initialize call")
+            .expect("initialize");
+        Bare { store, bindings }
+    }
+
+    /// µs per warm call of `execute-tool`, median of `rounds` × `calls`.
+    pub async fn cost(&mut self, calls: usize, rounds: usize, arguments: &str) -> f64 {
+        let call = types::ToolCall {
+            tool_name: "probe.echo".into(),
+            arguments: arguments.into(),
+            session_id: "bench".into(),
+            tool_call_id: "bench-1".into(),
+        };
+        let plugin = self.bindings.lingxi_plugin_plugin();
+        let mut samples = Vec::new();
+        for round in 0..=rounds {
+            let start = Instant::now();
+            for _ in 0..calls {
+                let answer = plugin.call_execute_tool(&mut self.store, &call).await;
+                assert!(matches!(answer, Ok(Ok(_))), "{answer:?}");
+            }
+            if round > 0 {
+                samples.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
+            }
+        }
+        crate::common::median(samples)
+    }
+}

@@ -1,0 +1,231 @@
+//! What running plugins in-process buys an agent host, measured in one run
+//! against baselines measured in the same run:
+//!
+//! - P3: a warm `Session::call_tool` on the probe, against (i) a warm JSONL
+//!   round trip to the native probe over pipes (target: ≥ 10× faster) and
+//!   (ii) a bare wasmtime call of the same export of the same component on
+//!   an engine configured the same way, with no sandbox bookkeeping
+//!   (target: within 1.3×);
+//! - P4: 10 000 sessions, each with an initialized probe instance, in this
+//!   process: resident memory (target ≤ 512 MiB) and the median time to
+//!   create and initialize one (target ≤ 50 µs);
+//! - scaling: two plugins called from two tasks against one (target ≥ 1.7×
+//!   the calls per second on 2 cores), and a plugin's call latency while
+//!   another spins until its deadline, against its idle latency (target
+//!   within 2×).
+//!
+//! Run: `cargo bench -p lingxi-wasm-host --bench embed` (all), or name
+//! sections after `--`: `p3`, `p4`, `scaling`.
+
+mod bare;
+#[path = "../common/mod.rs"]
+mod common;
+mod pipes;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::median;
+use lingxi_wasm_host::{PluginOptions, PluginSet, Runtime, RuntimeConfig, no_grant};
+
+const CALLS: usize = 20_000;
+const ROUNDS: usize = 7;
+const SESSIONS: usize = 10_000;
+const ARGS: &str = r#"{"q":1}"#;
+
+/// Resident memory of this process, in bytes (Linux; 0 elsewhere).
+fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
+
+async fn set_of(runtime: Runtime, guests: &[&std::path::Path]) -> PluginSet {
+    let mut set = PluginSet::new(runtime);
+    for guest in guests {
+        let options = PluginOptions::grant(no_grant());
+        set.load_file(guest, options).await.expect("load");
+    }
+    set
+}
+
+/// µs per warm `call_tool` of `tool`, median of rounds.
+async fn call_cost(session: &lingxi_wasm_host::Session, tool: &str) -> f64 {
+    for _ in 0..1000 {
+        session.call_tool(tool, ARGS).await.expect("call");
+    }
+    let mut rounds = Vec::new();
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            session.call_tool(tool, ARGS).await.expect("call");
+        }
+        rounds.push(start.elapsed().as_secs_f64() * 1e6 / CALLS as f64);
+    }
+    median(rounds)
+}
+
+fn main() {
+    let guests = pipes::build();
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let wanted: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| w == section);
+    println!("\nin-process calls of examples/probe (lingxi-wasm-host PluginSet)");
+    if run("p3") {
+        p3(&tokio, &guests);
+    }
+    if run("p4") {
+        p4(&tokio, &guests);
+    }
+    if run("scaling") {
+        scaling(&tokio, &guests);
+    }
+}
+
+fn pooled() -> Runtime {
+    Runtime::with_config(RuntimeConfig::pooled(SESSIONS as u32 + 16)).expect("runtime")
+}
+
+fn p3(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
+    let (in_process, bare) = tokio.block_on(async {
+        let set = set_of(pooled(), &[&guests.probe]).await;
+        let session = set.session("bench", None).expect("session");
+        let mut in_process = Vec::new();
+        let mut bare_rounds = Vec::new();
+        let mut bare = bare::Bare::new(&guests.probe).await;
+        for _ in 0..3 {
+            in_process.push(call_cost(&session, "probe.echo").await);
+            bare_rounds.push(bare.cost(CALLS, ROUNDS, ARGS).await);
+        }
+        (median(in_process), median(bare_rounds))
+    });
+    let (pipe, pipe_pinned) = pipes::round_trips(&guests.native);
+    println!("P3: warm probe.echo, µs per call (median of 3 × {ROUNDS} rounds of {CALLS})");
+    println!("  Session::call_tool                      {in_process:8.2}");
+    println!("  bare wasmtime call, same export         {bare:8.2}");
+    println!(
+        "  JSONL round trip to the native probe    {pipe:8.2}   pinned to 1 CPU {pipe_pinned:8.2}"
+    );
+    let speedup = pipe_pinned.min(pipe) / in_process;
+    println!(
+        "  round trip / call_tool = {speedup:.1}×   (target ≥ 10×: {})",
+        verdict(speedup >= 10.0)
+    );
+    let overhead = in_process / bare;
+    println!(
+        "  call_tool / bare call  = {overhead:.2}    (target ≤ 1.3: {})",
+        verdict(overhead <= 1.3)
+    );
+}
+
+fn p4(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
+    let (before, after, create) = tokio.block_on(async {
+        let set = set_of(pooled(), &[&guests.probe]).await;
+        let before = rss();
+        let mut sessions = Vec::with_capacity(SESSIONS);
+        let mut times = Vec::with_capacity(SESSIONS);
+        for i in 0..SESSIONS {
+            let session = set.session(format!("s{i}"), None).expect("session");
+            let start = Instant::now();
+            session.start("com.lingxi.test-probe").await.expect("start");
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+            sessions.push(session);
+        }
+        let after = rss();
+        for session in sessions {
+            session.close().await;
+        }
+        (before, after, median(times))
+    });
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    println!("P4: {SESSIONS} sessions, each with an initialized probe instance");
+    println!(
+        "  RSS {:.0} MiB (before them {:.0} MiB, {:.1} KiB each)   (target ≤ 512 MiB: {})",
+        mib(after),
+        mib(before),
+        (after.saturating_sub(before)) as f64 / 1024.0 / SESSIONS as f64,
+        verdict(mib(after) <= 512.0)
+    );
+    println!(
+        "  create + initialize one: {create:.1} µs median   (target ≤ 50 µs: {})",
+        verdict(create <= 50.0)
+    );
+}
+
+/// Calls per second of `tools`, each called from a task of its own.
+async fn throughput(set: &Arc<PluginSet>, tools: &'static [&'static str]) -> f64 {
+    let start = Instant::now();
+    let tasks: Vec<_> = tools
+        .iter()
+        .map(|tool| {
+            let set = set.clone();
+            tokio::spawn(async move {
+                let session = set.session(format!("t-{tool}"), None).expect("session");
+                for _ in 0..CALLS * 5 {
+                    session.call_tool(tool, ARGS).await.expect("call");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task");
+    }
+    (tools.len() * CALLS * 5) as f64 / start.elapsed().as_secs_f64()
+}
+
+fn scaling(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
+    let (one, two, idle, contended) = tokio.block_on(async {
+        let plugins = [&*guests.probe, &guests.quickstart, &guests.testbed];
+        let set = Arc::new(set_of(pooled(), &plugins).await);
+        let mut ones = Vec::new();
+        let mut twos = Vec::new();
+        for _ in 0..3 {
+            ones.push(throughput(&set, &["probe.echo"]).await);
+            ones.push(throughput(&set, &["echo"]).await);
+            twos.push(throughput(&set, &["probe.echo", "echo"]).await);
+        }
+        let probe = set.session("latency", None).expect("session");
+        let idle = call_cost(&probe, "probe.echo").await;
+        let spinner = {
+            let set = set.clone();
+            tokio::spawn(async move {
+                let session = set.session("spinner", None).expect("session");
+                let limit = Some(Duration::from_secs(1));
+                loop {
+                    let _ = session.call_tool_within("spin", "", limit).await;
+                }
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let contended = call_cost(&probe, "probe.echo").await;
+        spinner.abort();
+        (median(ones), median(twos), idle, contended)
+    });
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("scaling on {cpus} CPUs");
+    println!(
+        "  two plugins from two tasks: {:.2}× the calls/s of one ({one:.0}/s → {two:.0}/s)   (target ≥ 1.7: {})",
+        two / one,
+        verdict(two / one >= 1.7)
+    );
+    println!(
+        "  call latency while another plugin spins: {contended:.2} µs vs {idle:.2} idle = {:.2}×   (target ≤ 2: {})",
+        contended / idle,
+        verdict(contended / idle <= 2.0)
+    );
+}

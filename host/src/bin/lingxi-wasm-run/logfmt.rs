@@ -1,0 +1,65 @@
+//! How log lines look on stderr. A plugin's lines (target
+//! [`GUEST_TARGET`]) carry the plugin id, session and stream as fields; they
+//! are shown as `INFO [plugin stream] text`, the rest as tracing's default.
+
+use std::fmt;
+
+use lingxi_wasm_host::GUEST_TARGET;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::fmt::format::{DefaultFields, Format, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The launcher's event format.
+pub struct LineFormat {
+    pub default: Format<tracing_subscriber::fmt::format::Full, ()>,
+}
+
+#[derive(Default)]
+struct GuestFields {
+    message: String,
+    plugin: String,
+    stream: String,
+}
+
+impl Visit for GuestFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "plugin" => self.plugin = value.to_owned(),
+            "stream" => self.stream = value.to_owned(),
+            "message" => self.message = value.to_owned(),
+            _ => {}
+        }
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if field.name() == "message" {
+            self.message = format!("{value:?}");
+        }
+    }
+}
+
+impl<S> FormatEvent<S, DefaultFields> for LineFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, DefaultFields>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        if event.metadata().target() != GUEST_TARGET {
+            return self.default.format_event(ctx, writer, event);
+        }
+        let mut fields = GuestFields::default();
+        event.record(&mut fields);
+        let level = event.metadata().level();
+        let space = if fields.stream.is_empty() { "" } else { " " };
+        writeln!(
+            writer,
+            "{level:>5} [{}{space}{}] {}",
+            fields.plugin, fields.stream, fields.message
+        )
+    }
+}

@@ -1,0 +1,118 @@
+//! How the engine is built: on-demand or pooled instance allocation,
+//! copy-on-write memory images, the compile cache.
+//!
+//! A process that runs one plugin (the launcher) allocates on demand. A host
+//! that keeps many instances (one per plugin per session) wants the pooling
+//! allocator: every slot is reserved once, up front, sized for the instances
+//! it allows (not wasmtime's default 4 GiB of address space per memory), and
+//! a new instance is a slot plus a copy-on-write view of the plugin's memory
+//! image, made in microseconds.
+
+use crate::cache::CompileCache;
+use crate::limits::Limits;
+
+/// How a [`Runtime`](crate::Runtime) is built. `Default` is the launcher's:
+/// on-demand allocation, copy-on-write images, no cache.
+#[derive(Clone)]
+pub struct RuntimeConfig {
+    /// Reserve slots for a fixed number of instances up front (see
+    /// [`Pooling`]); `None` allocates each instance on demand.
+    pub pooling: Option<Pooling>,
+    /// Start each instance's memory as a copy-on-write view of the plugin's
+    /// initial memory image instead of copying it (default: on).
+    pub memory_cow: bool,
+    /// Keep compiled components here (see [`CompileCache`]).
+    pub cache: Option<CompileCache>,
+    /// Last word on the wasmtime configuration, applied after everything
+    /// above. The one place wasmtime's own types show: use it for settings
+    /// this crate does not name, at your own risk (it can undo the sandbox's
+    /// epoch interruption and memory limits).
+    #[cfg(feature = "wasmtime-config")]
+    pub tune: Option<std::sync::Arc<dyn Fn(&mut wasmtime::Config) + Send + Sync>>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            pooling: None,
+            memory_cow: true,
+            cache: None,
+            #[cfg(feature = "wasmtime-config")]
+            tune: None,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    /// A configuration for a host of up to `max_instances` live instances
+    /// at once (plugins × sessions), pooled.
+    pub fn pooled(max_instances: u32) -> Self {
+        RuntimeConfig {
+            pooling: Some(Pooling::for_instances(max_instances)),
+            ..RuntimeConfig::default()
+        }
+    }
+}
+
+/// Slots of the pooling allocator. Reserving is address space only: memory
+/// is used as instances touch it, and given back when they are dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pooling {
+    /// Live instances at once, over all plugins and sessions. One more
+    /// fails to start with an error that names this limit.
+    pub max_instances: u32,
+    /// Address space reserved for one instance's linear memory: the most it
+    /// can ever grow to. Keep it at or above [`Limits::max_memory_bytes`],
+    /// or plugins fail at this size instead of the limit's.
+    pub max_memory_bytes: usize,
+}
+
+/// Core instances, memories and tables one plugin component may have: a
+/// component built by the SDK has one memory, a few tables and a handful of
+/// core instances (its module and the adapters' shims).
+const CORE_INSTANCES_PER_PLUGIN: u32 = 16;
+const MEMORIES_PER_PLUGIN: u32 = 2;
+const TABLES_PER_PLUGIN: u32 = 4;
+/// Slots for core instances, memories and tables are shared by all
+/// instances; most plugins use far fewer than the maxima above.
+const CORE_INSTANCES_PER_INSTANCE: u32 = 4;
+/// Most elements one table may have (function references of the guest).
+const TABLE_ELEMENTS: usize = 10_000;
+
+impl Pooling {
+    /// Slots for `max_instances` instances, each with memory up to the
+    /// default [`Limits::max_memory_bytes`].
+    pub fn for_instances(max_instances: u32) -> Self {
+        Pooling {
+            max_instances,
+            max_memory_bytes: Limits::default().max_memory_bytes,
+        }
+    }
+
+    pub(crate) fn apply(&self, config: &mut wasmtime::Config) {
+        let n = self.max_instances.max(1);
+        let mut pool = wasmtime::PoolingAllocationConfig::new();
+        pool.total_component_instances(n)
+            .total_core_instances(n.saturating_mul(CORE_INSTANCES_PER_INSTANCE))
+            .total_memories(n.saturating_mul(MEMORIES_PER_PLUGIN))
+            .total_tables(n.saturating_mul(TABLES_PER_PLUGIN))
+            // A store keeps the stack of its last call for the next one.
+            .total_stacks(n)
+            .max_core_instances_per_component(CORE_INSTANCES_PER_PLUGIN)
+            .max_memories_per_component(MEMORIES_PER_PLUGIN)
+            .max_tables_per_component(TABLES_PER_PLUGIN)
+            .table_elements(TABLE_ELEMENTS)
+            .max_memory_size(self.max_memory_bytes);
+        config.allocation_strategy(pool);
+        // A store keeps the stack of its last call until it is dropped; the
+        // pages that call touched go back to the system then, not to a pool
+        // that keeps them resident.
+        config.async_stack_zeroing(true);
+        // Reserve what a memory may grow to, not 4 GiB: bounds are then
+        // checked by compiled code instead of guard pages.
+        let reservation = u64::try_from(self.max_memory_bytes).unwrap_or(u64::MAX);
+        config.memory_reservation(reservation);
+        config.memory_guard_size(0);
+        config.memory_reservation_for_growth(0);
+    }
+}

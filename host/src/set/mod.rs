@@ -1,0 +1,258 @@
+//! [`PluginSet`]: many plugins in one process, for an agent host. Each
+//! plugin is loaded once (compiled, linked, asked for its manifest and its
+//! registrations); tool and command names are unique across the set; the
+//! [`Catalog`] lists them for a model; a [`Session`] gives every plugin an
+//! instance of its own for one conversation.
+//!
+//! Loading folders is in [`load`], the catalog in [`catalog`], sessions and
+//! calls in [`session`].
+
+mod catalog;
+mod load;
+mod session;
+
+pub use catalog::{Catalog, CatalogCommand, CatalogTool};
+pub use session::{HookOutcome, Session};
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::bindings::lingxi::plugin::types as wit;
+use crate::engine::{PluginComponent, Runtime};
+use crate::error::{Clash, SetError};
+use crate::limits::Limits;
+use crate::observe::{Counters, LogSink, Origin, Stats};
+use crate::plugin::PluginHost;
+use crate::policy::{Grant, Policy};
+
+/// One plugin of a set, as loaded.
+pub(crate) struct Member {
+    pub(crate) component: PluginComponent,
+    pub(crate) grant: Grant,
+    pub(crate) limits: Limits,
+    pub(crate) policy: Policy,
+    /// What it registered when it was loaded.
+    pub(crate) handshake: wit::Handshake,
+    /// Where it was loaded from (for messages).
+    pub(crate) source: String,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) sink: Option<LogSink>,
+}
+
+impl Member {
+    pub(crate) fn id(&self) -> &str {
+        &self.component.manifest().id
+    }
+}
+
+/// The plugins of a set and who owns which name. Sessions keep the version
+/// they were opened with; adding a plugin makes a new one.
+#[derive(Default, Clone)]
+pub(crate) struct Members {
+    pub(crate) list: Vec<Arc<Member>>,
+    /// Tool name → index in `list`.
+    pub(crate) tools: HashMap<String, usize>,
+    /// Command name or alias, lower-cased (LingXi routes commands
+    /// case-insensitively) → index in `list`.
+    pub(crate) commands: HashMap<String, usize>,
+}
+
+/// Many sandboxed plugins, each with its own grant and limits.
+pub struct PluginSet {
+    runtime: Runtime,
+    members: Arc<Members>,
+    initialize: wit::InitializeRequest,
+    limits: Limits,
+}
+
+/// How a plugin joins a set.
+#[derive(Clone, Default)]
+pub struct PluginOptions {
+    /// What the user grants it (nothing by default).
+    pub grant: Grant,
+    /// Its limits; `None` takes the set's.
+    pub limits: Option<Limits>,
+    /// Where its log lines and output go besides `tracing`.
+    pub log_sink: Option<LogSink>,
+}
+
+impl PluginOptions {
+    /// Options with `grant`.
+    pub fn grant(grant: Grant) -> Self {
+        PluginOptions {
+            grant,
+            ..PluginOptions::default()
+        }
+    }
+}
+
+/// Grants nothing: the plugin runs with no capability at all.
+pub fn no_grant() -> Grant {
+    Grant {
+        capabilities: Some(Vec::new()),
+        ..Grant::default()
+    }
+}
+
+impl PluginSet {
+    /// An empty set on `runtime`, with default limits, that initializes its
+    /// plugins as LingXi Core `core_version` speaking IPC version 1 would.
+    pub fn new(runtime: Runtime) -> Self {
+        PluginSet {
+            runtime,
+            members: Arc::default(),
+            initialize: wit::InitializeRequest {
+                host_ipc_version: Some(1),
+                core_version: None,
+            },
+            limits: Limits::default(),
+        }
+    }
+
+    /// Limits for plugins added later without limits of their own.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The `plugin.initialize` request every instance gets.
+    pub fn with_initialize(mut self, request: wit::InitializeRequest) -> Self {
+        self.initialize = request;
+        self
+    }
+
+    /// The runtime the set loads with.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Adds a loaded plugin: initializes it once, in a sandbox with its
+    /// grant, to learn what it registers, and refuses it if its id is taken
+    /// or one of its tool or command names belongs to a plugin already in
+    /// the set (every clash is named with its owner). `source` names it in
+    /// messages (its file).
+    pub async fn add(
+        &mut self,
+        component: PluginComponent,
+        source: &str,
+        options: PluginOptions,
+    ) -> Result<&wit::Manifest, SetError> {
+        let id = component.manifest().id.clone();
+        if let Some(first) = self.members.list.iter().find(|m| m.id() == id) {
+            return Err(SetError::DuplicateId {
+                plugin: id,
+                first: first.source.clone(),
+                second: source.to_owned(),
+            });
+        }
+        let limits = options.limits.unwrap_or_else(|| self.limits.clone());
+        let counters = Arc::new(Counters::default());
+        let mut origin = Origin::new(&id);
+        origin.session = "(loading)".into();
+        origin.sink = options.log_sink.clone();
+        let grant = options.grant;
+        let mut host = PluginHost::with_origin(
+            component.clone(),
+            grant.clone(),
+            limits.clone(),
+            origin,
+            counters.clone(),
+        );
+        let handshake = host
+            .initialize(self.initialize.clone())
+            .await
+            .map_err(|source| SetError::Initialize {
+                plugin: id.clone(),
+                source,
+            })?;
+        if let Err(e) = host.deactivate().await {
+            tracing::warn!(plugin = %id, "deactivate after loading failed: {e}");
+        }
+        let clashes = self.clashes(&handshake);
+        if !clashes.is_empty() {
+            return Err(SetError::Clash {
+                plugin: id,
+                from: source.to_owned(),
+                clashes,
+            });
+        }
+        let policy = host.policy().clone();
+        drop(host);
+
+        let members = Arc::make_mut(&mut self.members);
+        let index = members.list.len();
+        for tool in &handshake.tools {
+            members.tools.insert(tool.name.clone(), index);
+        }
+        for command in &handshake.commands {
+            for name in std::iter::once(&command.name).chain(&command.aliases) {
+                members.commands.insert(name.to_lowercase(), index);
+            }
+        }
+        members.list.push(Arc::new(Member {
+            component,
+            grant,
+            limits,
+            policy,
+            handshake,
+            source: source.to_owned(),
+            counters,
+            sink: options.log_sink,
+        }));
+        Ok(members.list[index].component.manifest())
+    }
+
+    /// The names `handshake` registers that another plugin owns.
+    fn clashes(&self, handshake: &wit::Handshake) -> Vec<Clash> {
+        let owner = |index: usize| self.members.list[index].id().to_owned();
+        let mut clashes = Vec::new();
+        for tool in &handshake.tools {
+            if let Some(&index) = self.members.tools.get(&tool.name) {
+                clashes.push(Clash::tool(&tool.name, owner(index)));
+            }
+        }
+        for command in &handshake.commands {
+            for name in std::iter::once(&command.name).chain(&command.aliases) {
+                if let Some(&index) = self.members.commands.get(&name.to_lowercase()) {
+                    clashes.push(Clash::command(name, owner(index)));
+                }
+            }
+        }
+        clashes
+    }
+
+    /// Ids of the plugins in the set, in the order they were added.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.members.list.iter().map(|m| m.id())
+    }
+
+    /// Calls, errors, traps, instances and time of plugin `id`, over all
+    /// sessions; `None` if no such plugin is in the set.
+    pub fn stats(&self, id: &str) -> Option<Stats> {
+        let member = self.members.list.iter().find(|m| m.id() == id)?;
+        Some(member.counters.read())
+    }
+
+    /// Every tool and command with its owner, descriptor and effective
+    /// capabilities.
+    pub fn catalog(&self) -> Catalog {
+        Catalog::of(&self.members)
+    }
+
+    /// A session: every plugin gets an instance of its own for it, made on
+    /// the session's first call to that plugin and initialized, that sees
+    /// `snapshot` (and later ones given to [`Session::set_snapshot`]).
+    /// Dropping the session deactivates and frees its instances.
+    pub fn session(
+        &self,
+        id: impl Into<String>,
+        snapshot: Option<wit::RuntimeSnapshot>,
+    ) -> Result<Session, crate::error::SnapshotError> {
+        Session::open(
+            id.into(),
+            self.members.clone(),
+            self.initialize.clone(),
+            snapshot,
+        )
+    }
+}

@@ -1,0 +1,390 @@
+//! [`Session`]: one conversation of an agent host. Each plugin gets an
+//! instance of its own for it, made on the session's first call to that
+//! plugin (from the plugin's pre-linked component: no compiling), then
+//! initialized. Calls to one instance queue in order; calls to different
+//! plugins (or sessions) run in parallel on the runtime's worker threads.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Mutex as AsyncMutex;
+
+use super::{Member, Members};
+use crate::bindings::lingxi::plugin::types as wit;
+use crate::error::{CallError, SnapshotError};
+use crate::observe::Origin;
+use crate::plugin::PluginHost;
+use crate::protocol::SUPPORTED_IPC_VERSIONS;
+
+/// One plugin's instance in a session, made on first use.
+type Slot = AsyncMutex<Option<Instance>>;
+
+/// A plugin's instance in a session.
+struct Instance {
+    host: PluginHost,
+    /// The version of the session's snapshot the host has.
+    snapshot_version: u64,
+    /// The last tool call, kept so the next one reuses its buffers.
+    call: wit::ToolCall,
+}
+
+/// What a session's instances share.
+struct Context {
+    id: Arc<str>,
+    initialize: wit::InitializeRequest,
+    /// The latest accepted snapshot, shared (not copied) by every instance.
+    snapshot: Mutex<Option<Arc<wit::RuntimeSnapshot>>>,
+    /// Counts accepted snapshots: an instance takes the new one only when
+    /// this moved (no lock on the way of a call otherwise).
+    snapshot_version: AtomicU64,
+}
+
+impl Context {
+    fn snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
+        self.lock_snapshot().clone()
+    }
+
+    fn lock_snapshot(&self) -> std::sync::MutexGuard<'_, Option<Arc<wit::RuntimeSnapshot>>> {
+        // A poisoned lock only means a panic elsewhere; the value is whole.
+        self.snapshot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One session: an instance of every plugin of the set, each made when
+/// first called. Dropping it deactivates its instances (on the current
+/// tokio runtime, in the background) and frees them; [`Session::close`]
+/// does the same and waits for it.
+pub struct Session {
+    context: Arc<Context>,
+    members: Arc<Members>,
+    slots: Box<[Arc<Slot>]>,
+    calls: AtomicU64,
+}
+
+/// How one subscribed plugin handled a hook.
+#[derive(Debug)]
+pub struct HookOutcome {
+    /// The plugin id.
+    pub plugin: String,
+    /// What its handlers answered, or why it failed.
+    pub result: Result<(), CallError>,
+}
+
+impl Session {
+    pub(super) fn open(
+        id: String,
+        members: Arc<Members>,
+        initialize: wit::InitializeRequest,
+        snapshot: Option<wit::RuntimeSnapshot>,
+    ) -> Result<Session, SnapshotError> {
+        if let Some(snapshot) = &snapshot {
+            check_version(snapshot)?;
+        }
+        let slots = members.list.iter().map(|_| Arc::default()).collect();
+        Ok(Session {
+            context: Arc::new(Context {
+                id: id.into(),
+                initialize,
+                snapshot: Mutex::new(snapshot.map(Arc::new)),
+                snapshot_version: AtomicU64::new(0),
+            }),
+            members,
+            slots,
+            calls: AtomicU64::new(0),
+        })
+    }
+
+    /// The session id (passed to tools as their `session-id`).
+    pub fn id(&self) -> &str {
+        &self.context.id
+    }
+
+    /// The latest accepted snapshot.
+    pub fn snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
+        self.context.snapshot()
+    }
+
+    /// `host.snapshot` for every instance of the session: one of an
+    /// unsupported IPC version is refused, one older than the stored one
+    /// ignored; it is shared, never copied per instance or per call.
+    pub fn set_snapshot(&self, snapshot: wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
+        check_version(&snapshot)?;
+        let mut stored = self.context.lock_snapshot();
+        let key = |t: &wit::Timestamp| (t.seconds, t.nanoseconds);
+        if let Some(old) = stored.as_deref()
+            && key(&snapshot.observed_at) < key(&old.observed_at)
+        {
+            return Ok(());
+        }
+        *stored = Some(Arc::new(snapshot));
+        self.context
+            .snapshot_version
+            .fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Runs tool `name` with `arguments` (the model's JSON text), under the
+    /// owner's call timeout.
+    pub async fn call_tool(&self, name: &str, arguments: &str) -> Result<String, CallError> {
+        self.call_tool_within(name, arguments, None).await
+    }
+
+    /// The same with its own deadline (`None`: the owner's call timeout).
+    /// Dropping the future cancels the call: the instance is replaced.
+    pub async fn call_tool_within(
+        &self,
+        name: &str,
+        arguments: &str,
+        timeout: Option<Duration>,
+    ) -> Result<String, CallError> {
+        let Some(&index) = self.members.tools.get(name) else {
+            return Err(CallError::NoSuchTool { name: name.into() });
+        };
+        let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut guard = self.slots[index].lock().await;
+        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
+        // The call's strings reuse the last call's buffers.
+        let call = &mut instance.call;
+        for (field, value) in [
+            (&mut call.tool_name, name),
+            (&mut call.arguments, arguments),
+            (&mut call.session_id, &self.context.id),
+        ] {
+            field.clear();
+            field.push_str(value);
+        }
+        call.tool_call_id.clear();
+        call.tool_call_id.push_str(&self.context.id);
+        call.tool_call_id.push('-');
+        push_number(&mut call.tool_call_id, call_number);
+        let timeout = timeout.unwrap_or(instance.host.limits().call_timeout);
+        instance
+            .host
+            .call_tool_by_ref(&instance.call, timeout)
+            .await
+    }
+
+    /// Runs slash command `name_or_alias` (matched without regard to case,
+    /// sent as typed) with `arguments`.
+    pub async fn run_command(
+        &self,
+        name_or_alias: &str,
+        arguments: Vec<String>,
+    ) -> Result<wit::CommandResult, CallError> {
+        let key = name_or_alias.to_lowercase();
+        let Some(&index) = self.members.commands.get(&key) else {
+            return Err(CallError::NoSuchCommand {
+                name: name_or_alias.into(),
+            });
+        };
+        let call = wit::CommandCall {
+            command_name: name_or_alias.to_owned(),
+            arguments,
+            session_id: Some(self.context.id.to_string()),
+        };
+        let mut guard = self.slots[index].lock().await;
+        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
+        let timeout = instance.host.limits().call_timeout;
+        instance.host.execute_command_within(call, timeout).await
+    }
+
+    /// Emits a hook to every plugin subscribed to its event, concurrently,
+    /// each within its own call timeout: a failing or slow plugin never
+    /// holds up the others. Outcomes come in the order the plugins were
+    /// added. Dropping the future cancels the calls still running.
+    pub async fn emit(&self, payload: wit::HookPayload) -> Vec<HookOutcome> {
+        self.emit_within(payload, None).await
+    }
+
+    /// The same with one budget for every subscriber (`None`: each one's
+    /// call timeout).
+    pub async fn emit_within(
+        &self,
+        payload: wit::HookPayload,
+        budget: Option<Duration>,
+    ) -> Vec<HookOutcome> {
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut started = Vec::new();
+        for (index, member) in self.members.list.iter().enumerate() {
+            if !member.handshake.supported_hooks.contains(&payload.event) {
+                continue;
+            }
+            let (slot, member) = (self.slots[index].clone(), member.clone());
+            let (context, payload) = (self.context.clone(), payload.clone());
+            let task = tasks.spawn(async move {
+                let mut guard = slot.lock().await;
+                let instance = ready(&mut guard, &member, &context).await?;
+                let timeout = budget.unwrap_or(instance.host.limits().call_timeout);
+                instance.host.emit_hook_within(payload, timeout).await
+            });
+            started.push((task.id(), index));
+        }
+        let mut outcomes = Vec::with_capacity(started.len());
+        while let Some(joined) = tasks.join_next_with_id().await {
+            let (id, result) = match joined {
+                Ok((id, result)) => (id, result),
+                Err(e) => (
+                    e.id(),
+                    Err(CallError::Instantiate {
+                        plugin: String::new(),
+                        reason: format!("the host task running the hook failed: {e}"),
+                    }),
+                ),
+            };
+            let Some(&(_, index)) = started.iter().find(|(task, _)| *task == id) else {
+                continue;
+            };
+            outcomes.push((index, result));
+        }
+        outcomes.sort_by_key(|(index, _)| *index);
+        outcomes
+            .into_iter()
+            .map(|(index, result)| HookOutcome {
+                plugin: self.members.list[index].id().to_owned(),
+                result,
+            })
+            .collect()
+    }
+
+    /// Makes plugin `id`'s instance for this session now, created and
+    /// initialized, instead of at the session's first call to it.
+    pub async fn start(&self, id: &str) -> Result<(), CallError> {
+        let Some(index) = self.members.list.iter().position(|m| m.id() == id) else {
+            return Err(CallError::NoSuchPlugin { plugin: id.into() });
+        };
+        let mut guard = self.slots[index].lock().await;
+        ready(&mut guard, &self.members.list[index], &self.context)
+            .await
+            .map(drop)
+    }
+
+    /// Deactivates every instance (concurrently, each within its call
+    /// timeout) and frees them.
+    pub async fn close(mut self) {
+        deactivate_all(std::mem::take(&mut self.slots)).await;
+    }
+}
+
+/// The instance in `slot`, made and initialized if this is the session's
+/// first call to it, with the session's latest snapshot.
+async fn ready<'a>(
+    slot: &'a mut Option<Instance>,
+    member: &Member,
+    context: &Context,
+) -> Result<&'a mut Instance, CallError> {
+    let version = context.snapshot_version.load(Ordering::Acquire);
+    match slot {
+        Some(instance) => {
+            if instance.snapshot_version != version {
+                if let Some(snapshot) = context.snapshot() {
+                    // Checked when the session accepted it.
+                    let _ = instance.host.share_snapshot(snapshot);
+                }
+                instance.snapshot_version = version;
+            }
+            Ok(instance)
+        }
+        None => {
+            let origin = Origin {
+                plugin: member.id().into(),
+                session: context.id.clone(),
+                sink: member.sink.clone(),
+            };
+            let mut host = PluginHost::with_origin(
+                member.component.clone(),
+                member.grant.clone(),
+                member.limits.clone(),
+                origin,
+                member.counters.clone(),
+            );
+            if let Some(snapshot) = context.snapshot() {
+                // Checked when the session accepted it.
+                let _ = host.share_snapshot(snapshot);
+            }
+            host.initialize(context.initialize.clone()).await?;
+            Ok(slot.insert(Instance {
+                host,
+                snapshot_version: version,
+                call: empty_call(),
+            }))
+        }
+    }
+}
+
+/// Appends `n` in decimal (what `write!` does, without its machinery on
+/// the way of every call).
+fn push_number(text: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[at..] {
+        text.push(char::from(digit));
+    }
+}
+
+fn empty_call() -> wit::ToolCall {
+    wit::ToolCall {
+        tool_name: String::new(),
+        arguments: String::new(),
+        session_id: String::new(),
+        tool_call_id: String::new(),
+    }
+}
+
+fn check_version(snapshot: &wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
+    if SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
+        Ok(())
+    } else {
+        Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version))
+    }
+}
+
+async fn deactivate_all(slots: Box<[Arc<Slot>]>) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for slot in slots {
+        tasks.spawn(async move {
+            let mut guard = slot.lock().await;
+            if let Some(mut instance) = guard.take()
+                && let Err(e) = instance.host.deactivate().await
+            {
+                let plugin = &instance.host.manifest().id;
+                tracing::warn!(plugin = %plugin, "deactivate failed: {e}");
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+impl Drop for Session {
+    /// Deactivates the instances in the background when a tokio runtime is
+    /// at hand; without one they are freed without their deactivate hook.
+    fn drop(&mut self) {
+        let slots = std::mem::take(&mut self.slots);
+        if slots.is_empty() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(deactivate_all(slots));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0, 7, 10, 4096, u64::MAX] {
+            let mut text = String::from("s-");
+            super::push_number(&mut text, n);
+            assert_eq!(text, format!("s-{n}"));
+        }
+    }
+}
