@@ -1,5 +1,6 @@
-//! The JSONL server: reads request lines, drives a [`PluginHost`], writes
-//! exactly one response line per decodable request, in order (spec §2–§3).
+//! The JSONL server: reads request lines, drives one plugin through a
+//! [`Session`] (the same core an embedding host uses), writes exactly one
+//! response line per decodable request, in order (spec §2–§3).
 
 use std::io::{self, BufRead, Write};
 
@@ -11,6 +12,7 @@ use crate::error::CallError;
 use crate::plugin::PluginHost;
 use crate::protocol::wire::{self, Dialect, Request};
 use crate::protocol::{dto, method, text};
+use crate::set::Session;
 
 /// Longest request line accepted, in bytes. A longer line is answered with an
 /// error (when its id can be read) and skipped; it never stalls the loop.
@@ -23,7 +25,9 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// into the plugin is bounded by its deadline. Reading the next line happens
 /// only between calls, so nothing blocks the thread while a deadline runs.
 pub struct Server {
-    host: PluginHost,
+    /// The plugin's session, and the plugin's id.
+    session: Session,
+    plugin: String,
     /// The dialect of the last request that carried params.
     last_dialect: Dialect,
     /// Runs the calls; `None` only while being dropped.
@@ -45,8 +49,10 @@ impl Server {
     /// plugin, see [`crate::call_runtime`]). It must be a current-thread
     /// runtime with time and I/O enabled.
     pub fn with_runtime(host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
+        let plugin = host.manifest().id.clone();
         Server {
-            host,
+            session: Session::single("jsonl", host),
+            plugin,
             last_dialect: Dialect::Core,
             tokio: Some(tokio),
         }
@@ -63,9 +69,9 @@ impl Server {
         result
     }
 
-    /// The plugin being served.
-    pub fn host(&self) -> &PluginHost {
-        &self.host
+    /// The id of the plugin being served.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
     }
 
     /// Serves until EOF on `input`, then deactivates the plugin. Each response
@@ -92,9 +98,7 @@ impl Server {
                     output.flush()?;
                 }
             }
-            if let Err(e) = server.host.deactivate().await {
-                tracing::warn!("[{}] deactivate failed: {e}", server.host.manifest().id);
-            }
+            server.session.deactivate().await;
             Ok(())
         })
     }
@@ -143,7 +147,7 @@ impl Server {
                 "the answer is {} bytes on the wire, more than the {MAX_LINE_BYTES}-byte line limit; return less, or write large data to the workspace",
                 response.len()
             );
-            tracing::warn!("[{}] {message}", self.host.manifest().id);
+            tracing::warn!(plugin = %self.plugin, "{message}");
             return Some(wire::encode_error(&id, &message, dialect));
         }
         Some(response)
@@ -173,8 +177,8 @@ impl Server {
             method::SNAPSHOT => {
                 let params = params.ok_or(text::SNAPSHOT_MISSING)?;
                 let snapshot: dto::SnapshotDto = decode(params)?;
-                self.host
-                    .apply_snapshot(convert::snapshot(snapshot))
+                self.session
+                    .set_snapshot(convert::snapshot(snapshot))
                     .map_err(|e| e.to_string())?;
                 Ok(None)
             }
@@ -184,26 +188,32 @@ impl Server {
                     None => dto::InitializeDto::default(),
                 };
                 let request = convert::initialize_request(request);
-                let handshake = self.host.initialize(request).await.map_err(call_error)?;
+                let handshake = self.session.initialize(&self.plugin, request);
+                let handshake = handshake.await.map_err(call_error)?;
                 to_value(convert::handshake(handshake))
             }
             method::TOOL_EXECUTE => {
                 let params = params.ok_or(text::TOOL_MISSING)?;
                 let call = convert::tool_call(decode(params)?);
-                let text = self.host.execute_tool(call).await.map_err(call_error)?;
+                let text = self.session.execute_tool(&self.plugin, call);
+                let text = text.await.map_err(call_error)?;
                 Ok(Some(Value::String(text)))
             }
             method::COMMAND_EXECUTE => {
                 let params = params.ok_or(text::COMMAND_MISSING)?;
                 let call = convert::command_call(decode(params)?);
-                let result = self.host.execute_command(call).await.map_err(call_error)?;
+                let result = self.session.execute_command(&self.plugin, call);
+                let result = result.await.map_err(call_error)?;
                 to_value(convert::command_result(result))
             }
             method::HOOK_EMIT => {
                 let params = params.ok_or(text::HOOK_MISSING)?;
                 let payload: dto::HookEmitDto = decode(params)?;
                 match convert::hook_payload(payload.clone()) {
-                    Some(payload) => self.host.emit_hook(payload).await.map_err(call_error)?,
+                    Some(payload) => {
+                        let emitted = self.session.emit_to(&self.plugin, payload);
+                        emitted.await.map_err(call_error)?
+                    }
                     // No plugin can have a handler for an event this version
                     // does not know: acknowledge it, as for any unhandled event.
                     None => tracing::debug!("acknowledging unknown hook event {}", payload.event),

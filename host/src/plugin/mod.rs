@@ -126,6 +126,21 @@ impl PluginHost {
         self.origin.sink = Some(sink);
     }
 
+    /// The component it runs.
+    pub(crate) fn component(&self) -> &PluginComponent {
+        &self.component
+    }
+
+    /// Its counters, to share with other instances of the plugin.
+    pub(crate) fn counters(&self) -> Arc<Counters> {
+        self.counters.clone()
+    }
+
+    /// Where its lines go besides `tracing`.
+    pub(crate) fn log_sink(&self) -> Option<LogSink> {
+        self.origin.sink.clone()
+    }
+
     /// Calls, errors, traps and time so far.
     pub fn stats(&self) -> Stats {
         self.counters.read()

@@ -8,6 +8,7 @@
 //! calls in [`session`].
 
 mod catalog;
+mod direct;
 mod load;
 mod session;
 

@@ -18,26 +18,26 @@ use crate::plugin::PluginHost;
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 
 /// One plugin's instance in a session, made on first use.
-type Slot = AsyncMutex<Option<Instance>>;
+pub(super) type Slot = AsyncMutex<Option<Instance>>;
 
 /// A plugin's instance in a session.
-struct Instance {
-    host: PluginHost,
+pub(super) struct Instance {
+    pub(super) host: PluginHost,
     /// The version of the session's snapshot the host has.
-    snapshot_version: u64,
+    pub(super) snapshot_version: u64,
     /// The last tool call, kept so the next one reuses its buffers.
-    call: wit::ToolCall,
+    pub(super) call: wit::ToolCall,
 }
 
 /// What a session's instances share.
-struct Context {
-    id: Arc<str>,
-    initialize: wit::InitializeRequest,
+pub(super) struct Context {
+    pub(super) id: Arc<str>,
+    pub(super) initialize: wit::InitializeRequest,
     /// The latest accepted snapshot, shared (not copied) by every instance.
-    snapshot: Mutex<Option<Arc<wit::RuntimeSnapshot>>>,
+    pub(super) snapshot: Mutex<Option<Arc<wit::RuntimeSnapshot>>>,
     /// Counts accepted snapshots: an instance takes the new one only when
     /// this moved (no lock on the way of a call otherwise).
-    snapshot_version: AtomicU64,
+    pub(super) snapshot_version: AtomicU64,
 }
 
 impl Context {
@@ -56,10 +56,10 @@ impl Context {
 /// tokio runtime, in the background) and frees them; [`Session::close`]
 /// does the same and waits for it.
 pub struct Session {
-    context: Arc<Context>,
-    members: Arc<Members>,
-    slots: Box<[Arc<Slot>]>,
-    calls: AtomicU64,
+    pub(super) context: Arc<Context>,
+    pub(super) members: Arc<Members>,
+    pub(super) slots: Box<[Arc<Slot>]>,
+    pub(super) calls: AtomicU64,
 }
 
 /// How one subscribed plugin handled a hook.
@@ -264,52 +264,73 @@ impl Session {
     pub async fn close(mut self) {
         deactivate_all(std::mem::take(&mut self.slots)).await;
     }
+
+    /// Deactivates and frees every instance, keeping the session: a later
+    /// call makes a fresh instance.
+    pub async fn deactivate(&self) {
+        deactivate_all(self.slots.clone()).await;
+    }
 }
 
 /// The instance in `slot`, made and initialized if this is the session's
 /// first call to it, with the session's latest snapshot.
-async fn ready<'a>(
+pub(super) async fn ready<'a>(
     slot: &'a mut Option<Instance>,
     member: &Member,
     context: &Context,
 ) -> Result<&'a mut Instance, CallError> {
-    let version = context.snapshot_version.load(Ordering::Acquire);
-    match slot {
-        Some(instance) => {
-            if instance.snapshot_version != version {
-                if let Some(snapshot) = context.snapshot() {
-                    // Checked when the session accepted it.
-                    let _ = instance.host.share_snapshot(snapshot);
-                }
-                instance.snapshot_version = version;
-            }
-            Ok(instance)
-        }
-        None => {
-            let origin = Origin {
-                plugin: member.id().into(),
-                session: context.id.clone(),
-                sink: member.sink.clone(),
-            };
-            let mut host = PluginHost::with_origin(
-                member.component.clone(),
-                member.grant.clone(),
-                member.limits.clone(),
-                origin,
-                member.counters.clone(),
-            );
-            if let Some(snapshot) = context.snapshot() {
-                // Checked when the session accepted it.
-                let _ = host.share_snapshot(snapshot);
-            }
-            host.initialize(context.initialize.clone()).await?;
-            Ok(slot.insert(Instance {
-                host,
-                snapshot_version: version,
-                call: empty_call(),
-            }))
+    let fresh = slot.is_none();
+    let instance = prepared(slot, member, context);
+    if fresh {
+        let request = context.initialize.clone();
+        if let Err(e) = instance.host.initialize(request).await {
+            *slot = None;
+            return Err(e);
         }
     }
+    // Just made or already there.
+    slot.as_mut().ok_or_else(|| CallError::Instantiate {
+        plugin: member.id().to_owned(),
+        reason: "its instance was dropped".into(),
+    })
+}
+
+/// The instance in `slot` (made, not initialized, if there is none) with
+/// the session's latest snapshot.
+pub(super) fn prepared<'a>(
+    slot: &'a mut Option<Instance>,
+    member: &Member,
+    context: &Context,
+) -> &'a mut Instance {
+    let version = context.snapshot_version.load(Ordering::Acquire);
+    let instance = slot.get_or_insert_with(|| {
+        let origin = Origin {
+            plugin: member.id().into(),
+            session: context.id.clone(),
+            sink: member.sink.clone(),
+        };
+        let host = PluginHost::with_origin(
+            member.component.clone(),
+            member.grant.clone(),
+            member.limits.clone(),
+            origin,
+            member.counters.clone(),
+        );
+        Instance {
+            host,
+            // Never equal to a real version: the snapshot is taken below.
+            snapshot_version: u64::MAX,
+            call: empty_call(),
+        }
+    });
+    if instance.snapshot_version != version {
+        if let Some(snapshot) = context.snapshot() {
+            // Checked when the session accepted it.
+            let _ = instance.host.share_snapshot(snapshot);
+        }
+        instance.snapshot_version = version;
+    }
+    instance
 }
 
 /// Appends `n` in decimal (what `write!` does, without its machinery on
@@ -330,7 +351,7 @@ fn push_number(text: &mut String, mut n: u64) {
     }
 }
 
-fn empty_call() -> wit::ToolCall {
+pub(super) fn empty_call() -> wit::ToolCall {
     wit::ToolCall {
         tool_name: String::new(),
         arguments: String::new(),

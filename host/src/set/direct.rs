@@ -1,0 +1,117 @@
+//! Calls addressed to one plugin of a session, exactly as the JSONL
+//! protocol makes them: the caller's own tool-call ids, command names and
+//! initialize request, no routing by name (the plugin answers unknown names
+//! itself). `lingxi-wasm-run` serves one plugin this way: a
+//! [`Session::single`] over its [`PluginHost`].
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use super::session::{Context, Instance, empty_call, prepared, ready};
+use super::{Member, Members, Session};
+use crate::bindings::lingxi::plugin::types as wit;
+use crate::error::CallError;
+use crate::plugin::PluginHost;
+
+impl Session {
+    /// A session of one plugin, over a host already made: nothing is
+    /// called until the first request (unlike a set's sessions, its
+    /// instance is initialized only by [`Session::initialize`]).
+    pub fn single(id: impl Into<String>, host: PluginHost) -> Session {
+        let manifest = host.manifest().clone();
+        let member = Member {
+            component: host.component().clone(),
+            grant: host.grant().clone(),
+            limits: host.limits().clone(),
+            policy: host.policy().clone(),
+            handshake: wit::Handshake {
+                manifest: manifest.clone(),
+                ipc_version: 1,
+                sdk_version: None,
+                tools: Vec::new(),
+                commands: Vec::new(),
+                supported_hooks: Vec::new(),
+            },
+            source: manifest.id.clone(),
+            counters: host.counters(),
+            sink: host.log_sink(),
+        };
+        let members = Members {
+            list: vec![Arc::new(member)],
+            ..Members::default()
+        };
+        let instance = Instance {
+            host,
+            snapshot_version: 0,
+            call: empty_call(),
+        };
+        Session {
+            context: Arc::new(Context {
+                id: id.into().into(),
+                initialize: wit::InitializeRequest {
+                    host_ipc_version: Some(1),
+                    core_version: None,
+                },
+                snapshot: Mutex::new(None),
+                snapshot_version: AtomicU64::new(0),
+            }),
+            members: Arc::new(members),
+            slots: vec![Arc::new(tokio::sync::Mutex::new(Some(instance)))].into(),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    fn index_of(&self, plugin: &str) -> Result<usize, CallError> {
+        let list = &self.members.list;
+        list.iter()
+            .position(|m| m.id() == plugin)
+            .ok_or_else(|| CallError::NoSuchPlugin {
+                plugin: plugin.into(),
+            })
+    }
+
+    /// `plugin.initialize` of plugin `plugin` with `request`, which its
+    /// later restarts replay; answers its handshake.
+    pub async fn initialize(
+        &self,
+        plugin: &str,
+        request: wit::InitializeRequest,
+    ) -> Result<wit::Handshake, CallError> {
+        let index = self.index_of(plugin)?;
+        let mut guard = self.slots[index].lock().await;
+        let instance = prepared(&mut guard, &self.members.list[index], &self.context);
+        instance.host.initialize(request).await
+    }
+
+    /// `tool.execute` of `call`, as it is, by plugin `plugin`.
+    pub async fn execute_tool(
+        &self,
+        plugin: &str,
+        call: wit::ToolCall,
+    ) -> Result<String, CallError> {
+        let index = self.index_of(plugin)?;
+        let mut guard = self.slots[index].lock().await;
+        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
+        instance.host.execute_tool(call).await
+    }
+
+    /// `command.execute` of `call`, as it is, by plugin `plugin`.
+    pub async fn execute_command(
+        &self,
+        plugin: &str,
+        call: wit::CommandCall,
+    ) -> Result<wit::CommandResult, CallError> {
+        let index = self.index_of(plugin)?;
+        let mut guard = self.slots[index].lock().await;
+        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
+        instance.host.execute_command(call).await
+    }
+
+    /// `hook.emit` of `payload` to plugin `plugin` only.
+    pub async fn emit_to(&self, plugin: &str, payload: wit::HookPayload) -> Result<(), CallError> {
+        let index = self.index_of(plugin)?;
+        let mut guard = self.slots[index].lock().await;
+        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
+        instance.host.emit_hook(payload).await
+    }
+}
