@@ -19,7 +19,7 @@ phase() {
 done_in() { echo "   done in $((SECONDS - phase_start)) s" >&2; }
 
 phase "building lingxi-wasm-run (debug; from a cold clone ~4 min on 2 cores, then seconds)"
-cargo build -p lingxi-wasm-host --bin lingxi-wasm-run
+cargo build -p lingxi-wasm-run
 done_in
 phase "building the quickstart component (from a cold clone ~20 s)"
 cargo build --profile guest --target wasm32-wasip2 -p quickstart --target-dir target/guests

@@ -6,12 +6,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread;
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 
+use crate::bindings::LingxiPluginPre;
 use crate::bindings::lingxi::plugin::types as wit;
-use crate::bindings::{LingxiPlugin, LingxiPluginPre};
 use crate::cache::{CompileCache, engine_hash};
 use crate::config::RuntimeConfig;
 use crate::error::LoadError;
@@ -52,14 +52,7 @@ impl Runtime {
         }
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
 
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| LoadError::Engine(e.to_string()))?;
-        crate::policy::net::link_name_lookup(&mut linker)
-            .map_err(|e| LoadError::Engine(e.to_string()))?;
-        crate::storage::writes::link(&mut linker).map_err(|e| LoadError::Engine(e.to_string()))?;
-        LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
-            .map_err(|e| LoadError::Engine(e.to_string()))?;
+        let linker = crate::linker::build(&engine).map_err(|e| LoadError::Engine(e.to_string()))?;
 
         let weak = engine.weak();
         thread::Builder::new()

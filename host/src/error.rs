@@ -1,4 +1,5 @@
-//! Errors at the library boundary. Each says what happened and what to do.
+//! Errors at the library boundary. Each says what happened and what to do,
+//! in the library's terms (a limit, a setting); the launcher adds its flags.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -66,7 +67,7 @@ pub enum CallError {
     Plugin(String),
     /// The call ran past its deadline and was stopped.
     #[error(
-        "{call} did not finish within {:.1} s and was stopped; the plugin was restarted and will answer the next request (raise the limit with --timeout SECONDS)",
+        "{call} did not finish within {:.1} s and was stopped; the plugin was restarted and will answer the next request (raise the call timeout)",
         limit.as_secs_f64()
     )]
     Timeout {
@@ -77,7 +78,7 @@ pub enum CallError {
     },
     /// The call used more memory than allowed.
     #[error(
-        "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the limit with --max-memory MIB)",
+        "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the memory limit)",
         limit_bytes / (1024 * 1024)
     )]
     Memory {
@@ -120,7 +121,7 @@ pub enum CallError {
     },
     /// The call left the data directory over its quota.
     #[error(
-        "{call} left the plugin's data directory {} over its quota (at least {used} bytes of {quota}); it stays read-only until it is smaller (raise the quota with --storage-quota MIB)",
+        "{call} left the plugin's data directory {} over its quota (at least {used} bytes of {quota}); it stays read-only until it is smaller (raise the storage quota)",
         dir.display()
     )]
     StorageQuota {
@@ -135,7 +136,7 @@ pub enum CallError {
     },
     /// The plugin trapped too often and is disabled.
     #[error(
-        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin and restart the launcher"
+        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin and start it again"
     )]
     Disabled {
         /// The plugin id.

@@ -14,8 +14,16 @@
 //!   [`pack`]: packed executables, and whose precompiled code may run (only
 //!   the running executable's own); `code`: how that code is made
 //!   executable in place;
+//! - `linker`: where those decisions meet wasmtime-wasi (the linker, the
+//!   WASI context a policy becomes, the WASI functions the host replaces);
+//! - [`RuntimeConfig`]: the engine (pooling allocator, copy-on-write images);
 //! - [`PluginHost`]: one plugin instance, typed calls, recovery after traps;
-//! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout.
+//! - [`PluginSet`], [`Catalog`], [`Session`]: many plugins in one process,
+//!   their tools and commands, one instance per plugin per session;
+//! - [`observe`]: guest logs and output as `tracing` events, log sinks,
+//!   per-plugin counters;
+//! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout,
+//!   one plugin in a [`Session::single`].
 //!
 //! Every call into a plugin is async and bounded by its deadline, whatever
 //! the guest does (spinning, sleeping, waiting on a socket or a name
@@ -69,6 +77,7 @@ pub mod convert;
 mod engine;
 mod error;
 pub mod limits;
+mod linker;
 pub mod observe;
 pub mod pack;
 mod plugin;

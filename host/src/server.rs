@@ -32,6 +32,8 @@ pub struct Server {
     last_dialect: Dialect,
     /// Runs the calls; `None` only while being dropped.
     tokio: Option<tokio::runtime::Runtime>,
+    /// How a failed call is told on the wire.
+    error_text: fn(&CallError) -> String,
 }
 
 /// What handling a request produced.
@@ -55,7 +57,15 @@ impl Server {
             plugin,
             last_dialect: Dialect::Core,
             tokio: Some(tokio),
+            error_text: |error| error.to_string(),
         }
+    }
+
+    /// Words failed calls with `text` instead of their `Display` (e.g. to
+    /// name the launcher's flag that raises a limit).
+    pub fn with_error_text(mut self, text: fn(&CallError) -> String) -> Self {
+        self.error_text = text;
+        self
     }
 
     /// Runs `work` to completion on the server's runtime (taken out of the
@@ -189,21 +199,21 @@ impl Server {
                 };
                 let request = convert::initialize_request(request);
                 let handshake = self.session.initialize(&self.plugin, request);
-                let handshake = handshake.await.map_err(call_error)?;
+                let handshake = handshake.await.map_err(|e| (self.error_text)(&e))?;
                 to_value(convert::handshake(handshake))
             }
             method::TOOL_EXECUTE => {
                 let params = params.ok_or(text::TOOL_MISSING)?;
                 let call = convert::tool_call(decode(params)?);
                 let text = self.session.execute_tool(&self.plugin, call);
-                let text = text.await.map_err(call_error)?;
+                let text = text.await.map_err(|e| (self.error_text)(&e))?;
                 Ok(Some(Value::String(text)))
             }
             method::COMMAND_EXECUTE => {
                 let params = params.ok_or(text::COMMAND_MISSING)?;
                 let call = convert::command_call(decode(params)?);
                 let result = self.session.execute_command(&self.plugin, call);
-                let result = result.await.map_err(call_error)?;
+                let result = result.await.map_err(|e| (self.error_text)(&e))?;
                 to_value(convert::command_result(result))
             }
             method::HOOK_EMIT => {
@@ -212,7 +222,7 @@ impl Server {
                 match convert::hook_payload(payload.clone()) {
                     Some(payload) => {
                         let emitted = self.session.emit_to(&self.plugin, payload);
-                        emitted.await.map_err(call_error)?
+                        emitted.await.map_err(|e| (self.error_text)(&e))?
                     }
                     // No plugin can have a handler for an event this version
                     // does not know: acknowledge it, as for any unhandled event.
@@ -233,10 +243,6 @@ fn to_value(value: impl serde::Serialize) -> Outcome {
     serde_json::to_value(value)
         .map(Some)
         .map_err(|e| format!("cannot encode the plugin's answer: {e}"))
-}
-
-fn call_error(error: CallError) -> String {
-    error.to_string()
 }
 
 impl Drop for Server {

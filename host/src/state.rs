@@ -35,7 +35,7 @@ pub struct HostState {
     /// Guest path of the data directory, if mounted.
     pub(crate) data_dir: Option<String>,
     /// Whether the guest may have written since the last quota check.
-    pub(crate) writes: crate::storage::writes::WriteTracker,
+    pub(crate) writes: crate::linker::writes::WriteTracker,
 }
 
 impl WasiView for HostState {

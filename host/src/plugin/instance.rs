@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+use wasmtime_wasi::WasiCtxBuilder;
+
+use crate::policy::Access;
 
 use super::call::Call;
 use super::{Live, PluginHost};
@@ -31,9 +33,7 @@ impl PluginHost {
         ];
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
-        let net = self
-            .policy
-            .apply(&self.grant, &mut wasi, &id, root.as_deref());
+        let net = crate::linker::apply(&self.policy, &self.grant, &mut wasi, &id, root.as_deref());
         let data_writable = self.mount_data(&mut wasi, &id);
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &self.origin, &self.limits);
@@ -79,11 +79,11 @@ impl PluginHost {
                 data.quota()
             );
         }
-        let perms = if writable {
-            FsPerms::ReadWrite
+        let perms = crate::linker::perms(if writable {
+            Access::ReadWrite
         } else {
-            FsPerms::ReadOnly
-        };
+            Access::ReadOnly
+        });
         match wasi.preopened_dir(data.path(), DATA_GUEST_PATH, perms) {
             Ok(_) => Some(writable),
             Err(e) => {

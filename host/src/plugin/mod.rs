@@ -342,7 +342,7 @@ impl PluginHost {
 
     /// Where the workspace should be mounted now, if the policy mounts it.
     fn desired_root(&self) -> Option<&Path> {
-        self.policy.workspace_perms()?;
+        self.policy.workspace_access()?;
         self.grant.workspace.as_deref().or_else(|| {
             let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
             Some(Path::new(&workspace.root_path))

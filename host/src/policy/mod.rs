@@ -3,18 +3,16 @@
 //! A capability is effective only if the plugin declares it in its manifest
 //! AND the user grants it. Everything else is denied: no environment, no
 //! arguments, no host stdin, no network, no filesystem. Effective capabilities
-//! become WASI grants in [`Policy::apply`]; the network allow-list is in
+//! become WASI grants in `linker/wasi.rs`; the network allow-list is in
 //! [`net`], the policy file in [`mod@file`].
 
 pub mod file;
 pub mod net;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
-
-pub use self::net::{NetGuard, NetRule, NetRuleError};
+pub(crate) use self::net::NetGuard;
+pub use self::net::{NetRule, NetRuleError};
 use crate::bindings::lingxi::plugin::types::Capability;
 
 /// What the user allows, before it meets the manifest.
@@ -40,6 +38,15 @@ pub struct Grant {
     /// Root of the per-plugin data directories (`--data-root`); `None` gives
     /// the plugin no storage.
     pub data_root: Option<PathBuf>,
+}
+
+/// How a directory is mounted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Read only.
+    ReadOnly,
+    /// Read and write.
+    ReadWrite,
 }
 
 /// The decision for one plugin: declared ∩ granted.
@@ -105,60 +112,14 @@ impl Policy {
     }
 
     /// How the workspace root is mounted, if at all.
-    pub fn workspace_perms(&self) -> Option<FsPerms> {
+    pub fn workspace_access(&self) -> Option<Access> {
         if self.allows(Capability::ProjectWrite) {
-            Some(FsPerms::ReadWrite)
+            Some(Access::ReadWrite)
         } else if self.allows(Capability::ProjectRead) {
-            Some(FsPerms::ReadOnly)
+            Some(Access::ReadOnly)
         } else {
             None
         }
-    }
-
-    /// Turns the decision into WASI grants on a context that starts out
-    /// denying everything, and returns the network guard when networking is
-    /// allowed. Directories are mounted at the same absolute path inside the
-    /// guest, so `workspace.rootPath` works unchanged. A directory that cannot
-    /// be opened is logged and left out; the plugin still runs.
-    pub fn apply(
-        &self,
-        grant: &Grant,
-        wasi: &mut WasiCtxBuilder,
-        plugin_id: &str,
-        workspace: Option<&Path>,
-    ) -> Option<Arc<NetGuard>> {
-        if let (Some(perms), Some(root)) = (self.workspace_perms(), workspace) {
-            mount(wasi, plugin_id, "workspace root", root, perms);
-        }
-        if self.workspace_perms().is_some() {
-            for dir in &grant.allow_read {
-                mount(wasi, plugin_id, "--allow-read", dir, FsPerms::ReadOnly);
-            }
-        }
-        if self.allows(Capability::ProjectWrite) {
-            for dir in &grant.allow_write {
-                mount(wasi, plugin_id, "--allow-write", dir, FsPerms::ReadWrite);
-            }
-        }
-        for (key, value) in &grant.env {
-            wasi.env(key, value);
-        }
-        if !self.allows(Capability::NetworkAccess) {
-            wasi.allow_tcp(false)
-                .allow_udp(false)
-                .allow_ip_name_lookup(false);
-            return None;
-        }
-        let guard = NetGuard::new(plugin_id, &grant.allow_net);
-        let check = guard.clone();
-        wasi.allow_tcp(true)
-            .allow_udp(true)
-            .allow_ip_name_lookup(true)
-            .socket_addr_check(move |addr, usage| {
-                let allowed = check.check_use(addr, usage);
-                Box::pin(async move { allowed })
-            });
-        Some(guard)
     }
 
     /// One line per difference between what the plugin declares and what it
@@ -193,7 +154,7 @@ impl Policy {
     /// [`Policy::differences`] plus the grants that cannot take effect.
     pub fn report(&self, grant: &Grant) -> Vec<String> {
         let mut lines = self.differences();
-        if !grant.allow_read.is_empty() && self.workspace_perms().is_none() {
+        if !grant.allow_read.is_empty() && self.workspace_access().is_none() {
             lines.push(
                 "--allow-read ignored: the plugin does not have projectRead or projectWrite".into(),
             );
@@ -205,24 +166,6 @@ impl Policy {
             lines.push("--allow-net ignored: the plugin does not have networkAccess".into());
         }
         lines
-    }
-}
-
-/// Mounts `dir` at its own absolute path, or logs why it cannot.
-fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, perms: FsPerms) {
-    if !dir.is_absolute() {
-        tracing::warn!(
-            "[{plugin_id}] {what} {} is not an absolute path; not mounted",
-            dir.display()
-        );
-        return;
-    }
-    let guest_path = dir.to_string_lossy();
-    if let Err(e) = wasi.preopened_dir(dir, guest_path.as_ref(), perms) {
-        tracing::warn!(
-            "[{plugin_id}] cannot mount {what} {}: {e}; the plugin runs without it",
-            dir.display()
-        );
     }
 }
 
@@ -266,11 +209,11 @@ mod tests {
     #[test]
     fn workspace_mount_follows_the_strongest_effective_capability() {
         let p = Policy::decide(&[ProjectRead], &grant(None));
-        assert!(matches!(p.workspace_perms(), Some(FsPerms::ReadOnly)));
+        assert!(matches!(p.workspace_access(), Some(Access::ReadOnly)));
         let p = Policy::decide(&[ProjectRead, ProjectWrite], &grant(None));
-        assert!(matches!(p.workspace_perms(), Some(FsPerms::ReadWrite)));
+        assert!(matches!(p.workspace_access(), Some(Access::ReadWrite)));
         let p = Policy::decide(&[ProjectRead], &grant(Some(vec![])));
-        assert!(p.workspace_perms().is_none());
+        assert!(p.workspace_access().is_none());
     }
 
     #[test]

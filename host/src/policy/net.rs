@@ -203,30 +203,14 @@ impl NetGuard {
         }
     }
 
-    /// Checks one use of a socket address, as wasmtime-wasi reports it. A
-    /// plugin is a client only: it may never listen or accept (a server on
-    /// an ephemeral port is still a server), bind only ephemeral ports, and
-    /// reach (send to, receive from) what the rules allow.
-    pub fn check_use(
-        &self,
-        addr: SocketAddr,
-        usage: wasmtime_wasi::sockets::SocketAddrUse,
-    ) -> bool {
-        use wasmtime_wasi::sockets::SocketAddrUse::*;
-        match usage {
-            TcpListen | TcpAccept => {
-                tracing::warn!(
-                    "[{}] listening on {addr} denied: plugins may not accept connections",
-                    self.plugin_id
-                );
-                false
-            }
-            TcpBind | UdpBind => self.check_addr(addr, true),
-            TcpConnect | UdpSend | UdpReceive => self.check_addr(addr, false),
-            // A use added by a later wasmtime-wasi: denied until reviewed.
-            #[allow(unreachable_patterns)]
-            _ => false,
-        }
+    /// Refuses listening or accepting on `addr`: a plugin is a client
+    /// only (a server on an ephemeral port is still a server).
+    pub fn deny_listen(&self, addr: SocketAddr) -> bool {
+        tracing::warn!(
+            "[{}] listening on {addr} denied: plugins may not accept connections",
+            self.plugin_id
+        );
+        false
     }
 
     /// Checks one socket address the guest binds, connects or sends to.
@@ -267,85 +251,6 @@ impl NetGuard {
         allowed
     }
 }
-
-/// Replaces two functions of `wasi:sockets/ip-name-lookup` in `linker`:
-/// `resolve-addresses` first asks the instance's [`NetGuard`], and
-/// `resolve-next-address` teaches the guard each address WASI's lookup
-/// hands the guest. Must run after WASI was added to the linker. Both are
-/// synchronous in wasmtime-wasi: the lookup itself runs on tokio's blocking
-/// pool and the guest waits for it through a pollable, so a slow resolver
-/// never holds the thread that owns the call's deadline.
-pub(crate) fn link_name_lookup(
-    linker: &mut wasmtime::component::Linker<crate::state::HostState>,
-) -> wasmtime::Result<()> {
-    use wasmtime::component::Resource;
-    use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
-        Host, HostResolveAddressStream, ResolveAddressStream,
-    };
-    use wasmtime_wasi::p2::bindings::sockets::network::{ErrorCode, IpAddress, Network};
-    use wasmtime_wasi::sockets::WasiSocketsView;
-
-    type Stream = Resource<ResolveAddressStream>;
-
-    linker.allow_shadowing(true);
-    let mut instance = linker.instance(NAME_LOOKUP_INTERFACE)?;
-    instance.func_wrap(
-        "resolve-addresses",
-        |mut store: wasmtime::StoreContextMut<'_, crate::state::HostState>,
-         (network, name): (Resource<Network>, String)|
-         -> wasmtime::Result<(Result<Stream, ErrorCode>,)> {
-            let state = store.data_mut();
-            let learn = match &state.net {
-                Some(guard) => match guard.check_lookup(&name) {
-                    Some(rules) => rules,
-                    None => return Ok((Err(ErrorCode::AccessDenied),)),
-                },
-                None => Vec::new(),
-            };
-            match Host::resolve_addresses(&mut state.sockets(), network, name) {
-                Ok(stream) => {
-                    state.lookups.insert(stream.rep(), learn);
-                    Ok((Ok(stream),))
-                }
-                Err(error) => Ok((Err(error.downcast()?),)),
-            }
-        },
-    )?;
-    instance.func_wrap(
-        "[method]resolve-address-stream.resolve-next-address",
-        |mut store: wasmtime::StoreContextMut<'_, crate::state::HostState>,
-         (stream,): (Stream,)|
-         -> wasmtime::Result<(Result<Option<IpAddress>, ErrorCode>,)> {
-            let state = store.data_mut();
-            let rep = stream.rep();
-            match HostResolveAddressStream::resolve_next_address(&mut state.sockets(), stream) {
-                Ok(Some(address)) => {
-                    if let (Some(guard), Some(rules)) = (&state.net, state.lookups.get(&rep)) {
-                        guard.learn(ip_of(address), rules);
-                    }
-                    Ok((Ok(Some(address)),))
-                }
-                Ok(None) => Ok((Ok(None),)),
-                Err(error) => Ok((Err(error.downcast()?),)),
-            }
-        },
-    )?;
-    linker.allow_shadowing(false);
-    Ok(())
-}
-
-/// The host's form of a WASI IP address.
-fn ip_of(address: wasmtime_wasi::p2::bindings::sockets::network::IpAddress) -> IpAddr {
-    use wasmtime_wasi::p2::bindings::sockets::network::IpAddress;
-    match address {
-        IpAddress::Ipv4((a, b, c, d)) => IpAddr::from([a, b, c, d]),
-        IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => IpAddr::from([a, b, c, d, e, f, g, h]),
-    }
-}
-
-/// The interface whose lookup functions are replaced; the version must be
-/// the one wasmtime-wasi registers.
-const NAME_LOOKUP_INTERFACE: &str = "wasi:sockets/ip-name-lookup@0.2.12";
 
 #[cfg(test)]
 mod tests {
@@ -395,10 +300,7 @@ mod tests {
         assert!(!guard.check_addr("10.0.0.1:8080".parse().unwrap(), false));
         assert!(guard.check_addr("0.0.0.0:0".parse().unwrap(), true));
         assert!(!guard.check_addr("0.0.0.0:8080".parse().unwrap(), true));
-        use wasmtime_wasi::sockets::SocketAddrUse::{TcpAccept, TcpListen};
         let any = NetGuard::new("p", &[]);
-        assert!(!any.check_use("0.0.0.0:0".parse().unwrap(), TcpListen));
-        assert!(!any.check_use("127.0.0.1:4000".parse().unwrap(), TcpAccept));
         assert!(any.check_addr("192.0.2.1:1".parse().unwrap(), false));
     }
 

@@ -2,12 +2,10 @@
 //! `<data root>/<plugin id>/` (LingXi's root is `~/.lingxiagent/plugin-data`),
 //! mounted read-write at [`DATA_GUEST_PATH`] and kept across restarts and
 //! upgrades. The quota is checked after every call that may have written
-//! (`storage/writes.rs` says how that is known): a call that leaves the
+//! (`linker/writes.rs` says how that is known): a call that leaves the
 //! directory over its quota fails, and from then on the directory is mounted
 //! read-only until it is under the quota again. So a plugin can overshoot by
 //! at most what one call writes within its deadline.
-
-pub(crate) mod writes;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -17,9 +17,10 @@
 //! the allow-list environment only (PATH, HOME, LANG, TMPDIR), then
 //! `host.snapshot`, `plugin.initialize`, until the handshake line is read. Prints medians and
 //! the ratios b/a and e(b)/e(a). Kinds are interleaved so that machine noise
-//! affects them alike. Run: `cargo bench -p lingxi-wasm-host --bench startup`.
+//! affects them alike. Run: `cargo bench -p lingxi-wasm-run --bench startup`.
 
-#[path = "common/mod.rs"]
+// Shared with the library's embedding bench.
+#[path = "../../host/benches/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -14,7 +14,9 @@ use std::io::{self, BufWriter, IsTerminal};
 use anyhow::{Context, Result};
 use clap::Parser;
 use lingxi_wasm_host::pack;
-use lingxi_wasm_host::{CompileCache, PluginComponent, PluginHost, PolicySpec, Runtime, Server};
+use lingxi_wasm_host::{
+    CallError, CompileCache, PluginComponent, PluginHost, PolicySpec, Runtime, Server,
+};
 
 use crate::cli::{CacheArgs, Cli, Command};
 
@@ -194,6 +196,22 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime> {
     Ok(Runtime::new()?.with_cache(cache))
 }
 
+/// A failed call as the launcher words it: the library's text, with the
+/// flag that raises the limit it names.
+pub fn error_text(error: &CallError) -> String {
+    let (phrase, flag) = match error {
+        CallError::Timeout { .. } => ("raise the call timeout", "--timeout SECONDS"),
+        CallError::Memory { .. } => ("raise the memory limit", "--max-memory MIB"),
+        CallError::StorageQuota { .. } => ("raise the storage quota", "--storage-quota MIB"),
+        CallError::Disabled { .. } => ("start it again", "restart the launcher"),
+        _ => return error.to_string(),
+    };
+    error
+        .to_string()
+        .replacen(phrase, &format!("{phrase} with {flag}"), 1)
+        .replace("with restart the launcher", "by restarting the launcher")
+}
+
 /// Serves the JSONL protocol on stdin/stdout until EOF.
 fn serve(
     tokio: tokio::runtime::Runtime,
@@ -214,11 +232,53 @@ fn serve(
         .collect();
     tracing::debug!("[{id}] effective capabilities: {effective:?}");
 
-    let mut server = Server::with_runtime(host, tokio);
+    let mut server = Server::with_runtime(host, tokio).with_error_text(error_text);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
     server
         .serve(stdin, stdout)
         .context("writing to stdout failed")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use lingxi_wasm_host::CallError;
+
+    #[test]
+    fn failed_calls_name_the_flag_that_raises_their_limit() {
+        let timeout = CallError::Timeout {
+            call: "tool.execute 'spin'".into(),
+            limit: Duration::from_secs(1),
+        };
+        let text = super::error_text(&timeout);
+        assert!(
+            text.contains("raise the call timeout with --timeout SECONDS"),
+            "{text}"
+        );
+        let memory = CallError::Memory {
+            call: "x".into(),
+            limit_bytes: 1 << 20,
+        };
+        let text = super::error_text(&memory);
+        assert!(
+            text.contains("raise the memory limit with --max-memory MIB"),
+            "{text}"
+        );
+        let disabled = CallError::Disabled {
+            plugin: "p".into(),
+            traps: 5,
+            window_secs: 60,
+            last: "boom".into(),
+        };
+        let text = super::error_text(&disabled);
+        assert!(
+            text.contains("start it again by restarting the launcher"),
+            "{text}"
+        );
+        let plugin = CallError::Plugin("its own words".into());
+        assert_eq!(super::error_text(&plugin), "its own words");
+    }
 }

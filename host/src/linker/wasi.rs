@@ -1,0 +1,119 @@
+//! A policy as a WASI context: directories mounted at their own absolute
+//! paths, the environment given, sockets allowed only under the network
+//! guard, everything else denied.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use wasmtime_wasi::sockets::SocketAddrUse;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use crate::bindings::lingxi::plugin::types::Capability;
+use crate::policy::{Access, Grant, NetGuard, Policy};
+
+/// Turns the decision into WASI grants on a context that starts out
+/// denying everything, and returns the network guard when networking is
+/// allowed. Directories are mounted at the same absolute path inside the
+/// guest, so `workspace.rootPath` works unchanged. A directory that cannot
+/// be opened is logged and left out; the plugin still runs.
+pub(crate) fn apply(
+    policy: &Policy,
+    grant: &Grant,
+    wasi: &mut WasiCtxBuilder,
+    plugin_id: &str,
+    workspace: Option<&Path>,
+) -> Option<Arc<NetGuard>> {
+    if let (Some(perms), Some(root)) = (policy.workspace_access().map(perms), workspace) {
+        mount(wasi, plugin_id, "workspace root", root, perms);
+    }
+    if policy.workspace_access().map(perms).is_some() {
+        for dir in &grant.allow_read {
+            mount(wasi, plugin_id, "--allow-read", dir, FsPerms::ReadOnly);
+        }
+    }
+    if policy.allows(Capability::ProjectWrite) {
+        for dir in &grant.allow_write {
+            mount(wasi, plugin_id, "--allow-write", dir, FsPerms::ReadWrite);
+        }
+    }
+    for (key, value) in &grant.env {
+        wasi.env(key, value);
+    }
+    if !policy.allows(Capability::NetworkAccess) {
+        wasi.allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        return None;
+    }
+    let guard = NetGuard::new(plugin_id, &grant.allow_net);
+    let check = guard.clone();
+    wasi.allow_tcp(true)
+        .allow_udp(true)
+        .allow_ip_name_lookup(true)
+        .socket_addr_check(move |addr, usage| {
+            let allowed = check_use(&check, addr, usage);
+            Box::pin(async move { allowed })
+        });
+    Some(guard)
+}
+
+/// Checks one use of a socket address, as wasmtime-wasi reports it. A
+/// plugin is a client only: it may never listen or accept, bind only
+/// ephemeral ports, and reach (send to, receive from) what the rules allow.
+fn check_use(guard: &NetGuard, addr: SocketAddr, usage: SocketAddrUse) -> bool {
+    use SocketAddrUse::*;
+    match usage {
+        TcpListen | TcpAccept => guard.deny_listen(addr),
+        TcpBind | UdpBind => guard.check_addr(addr, true),
+        TcpConnect | UdpSend | UdpReceive => guard.check_addr(addr, false),
+        // A use added by a later wasmtime-wasi: denied until reviewed.
+        #[allow(unreachable_patterns)]
+        _ => false,
+    }
+}
+
+/// The WASI form of an access.
+pub(crate) fn perms(access: Access) -> FsPerms {
+    match access {
+        Access::ReadOnly => FsPerms::ReadOnly,
+        Access::ReadWrite => FsPerms::ReadWrite,
+    }
+}
+
+/// Mounts `dir` at its own absolute path, or logs why it cannot.
+fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, perms: FsPerms) {
+    if !dir.is_absolute() {
+        tracing::warn!(
+            "[{plugin_id}] {what} {} is not an absolute path; not mounted",
+            dir.display()
+        );
+        return;
+    }
+    let guest_path = dir.to_string_lossy();
+    if let Err(e) = wasi.preopened_dir(dir, guest_path.as_ref(), perms) {
+        tracing::warn!(
+            "[{plugin_id}] cannot mount {what} {}: {e}; the plugin runs without it",
+            dir.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugins_may_never_listen_or_accept() {
+        let any = NetGuard::new("p", &[]);
+        assert!(!check_use(
+            &any,
+            "0.0.0.0:0".parse().unwrap(),
+            SocketAddrUse::TcpListen
+        ));
+        let accept = SocketAddrUse::TcpAccept;
+        assert!(!check_use(&any, "127.0.0.1:4000".parse().unwrap(), accept));
+        let connect = SocketAddrUse::TcpConnect;
+        assert!(check_use(&any, "192.0.2.1:1".parse().unwrap(), connect));
+    }
+}
