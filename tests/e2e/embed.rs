@@ -12,16 +12,7 @@ use lingxi_wasm_host::{
     CallError, Grant, PluginOptions, PluginSet, Runtime, RuntimeConfig, SetError, no_grant,
 };
 
-use crate::support::guest;
-
-/// A runtime like an agent host's: tokio's worker threads, time and I/O.
-fn tokio() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use crate::support::{guest, tokio};
 
 fn with_env(vars: &[(&str, &str)]) -> PluginOptions {
     PluginOptions::grant(Grant {

@@ -1,10 +1,13 @@
 //! End-to-end tests: they build the guest components from source and drive
-//! the real `lingxi-wasm-run` binary over stdin/stdout as a LingXi host would.
+//! the real `lingxi-wasm-run` binary over stdin/stdout as a LingXi host would;
+//! `embed*` test the library's embedding API (plugin sets, sessions) through
+//! its public surface only.
 
 mod attacks;
 mod cache_trust;
 mod conformance;
 mod embed;
+mod embed_load;
 mod isolation;
 mod lifecycle;
 mod newcomer;

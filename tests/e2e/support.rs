@@ -305,3 +305,13 @@ pub fn spec_snapshot(root: &str) -> Value {
 pub fn tool(name: &str, arguments: &str) -> Value {
     serde_json::json!({"toolName": name, "arguments": arguments, "sessionID": "s-1", "toolCallID": "c-1"})
 }
+
+/// A runtime like an agent host's, for the library tests: tokio's worker
+/// threads (two), time and I/O.
+pub fn tokio() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}

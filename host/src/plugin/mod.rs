@@ -9,6 +9,7 @@
 //! classifying failures and the trap storm breaker in [`recovery`].
 
 mod call;
+mod guard;
 mod handshake;
 mod instance;
 mod recovery;
@@ -18,7 +19,7 @@ use handshake::{handshake_size, manifest_differences};
 
 use std::collections::VecDeque;
 use std::fmt::Display;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,8 +29,8 @@ use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
-use crate::limits::{Deadline, Limits, OutputBudget, cap_text};
-use crate::observe::{Counters, Ending, LogSink, Origin, Stats};
+use crate::limits::{Deadline, Limits, OutputBudget};
+use crate::observe::{Counters, LogSink, Origin, Stats};
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
@@ -338,163 +339,6 @@ impl PluginHost {
             });
         }
         Ok(())
-    }
-
-    /// Where the workspace should be mounted now, if the policy mounts it.
-    fn desired_root(&self) -> Option<&Path> {
-        self.policy.workspace_access()?;
-        self.grant.workspace.as_deref().or_else(|| {
-            let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
-            Some(Path::new(&workspace.root_path))
-        })
-    }
-
-    /// Makes sure a live instance exists that mounts the current workspace
-    /// root, for `call` and within its deadline. A fresh instance is
-    /// re-initialized with the last successful initialize request, unless
-    /// `call` is an initialize itself.
-    async fn ensure_live(
-        &mut self,
-        call: &Call<'_>,
-        deadline: &mut Deadline,
-    ) -> Result<(), CallError> {
-        if let Some(reason) = &self.disabled {
-            return Err(CallError::Disabled {
-                plugin: self.manifest().id.clone(),
-                traps: self.limits.max_traps,
-                window_secs: self.limits.trap_window.as_secs(),
-                last: reason.clone(),
-            });
-        }
-        if self.live.as_ref().is_some_and(|live| live.in_call) {
-            tracing::info!(
-                "[{}] the previous call was cancelled by its caller; restarting the plugin",
-                self.manifest().id
-            );
-            self.live = None;
-        }
-        if let Some(live) = &self.live
-            && live.root.as_deref() == self.desired_root()
-        {
-            return Ok(());
-        }
-        let root = self.desired_root().map(Path::to_path_buf);
-        if self.live.is_some() {
-            tracing::info!(
-                "[{}] workspace root changed to {}; restarting the plugin with the new root mounted",
-                self.manifest().id,
-                root.as_deref()
-                    .map(Path::display)
-                    .map(|d| d.to_string())
-                    .unwrap_or_default()
-            );
-            self.live = None;
-        }
-        let live = self.instantiate(root, call, *deadline).await?;
-        self.live = Some(live);
-        let for_initialize = matches!(call, Call::Initialize(_));
-        if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {
-            self.guard(&Call::Reinitialize(&request), deadline).await?;
-        }
-        Ok(())
-    }
-
-    /// After a call that wrote (or may have): fails it if the data directory is now
-    /// over quota, and drops the instance so the next one mounts it read-only.
-    fn check_quota(&mut self, label: &dyn Display) -> Result<(), CallError> {
-        let (Some(live), Some(data)) = (&mut self.live, &self.data) else {
-            return Ok(());
-        };
-        let state = live.store.data_mut();
-        if !live.data_writable || !state.writes.take(&mut state.table) {
-            return Ok(());
-        }
-        let used = data.usage().unwrap_or(u64::MAX);
-        if used <= data.quota() {
-            return Ok(());
-        }
-        let error = CallError::StorageQuota {
-            call: label.to_string(),
-            dir: data.path().to_owned(),
-            used,
-            quota: data.quota(),
-        };
-        self.live = None;
-        tracing::warn!("[{}] {error}", self.manifest().id);
-        Err(error)
-    }
-
-    /// Runs one guest call under the request's deadline with the current
-    /// snapshot. The deadline is a timer around the whole call: whatever the guest
-    /// does (spinning, sleeping, waiting on a socket or a name lookup), the
-    /// call ends when it fires. A trap or an expired deadline drops the
-    /// instance; a plugin's error text is held to the result limit.
-    async fn guard(
-        &mut self,
-        call: &Call<'_>,
-        deadline: &mut Deadline,
-    ) -> Result<Reply, CallError> {
-        let Some(live) = self.live.as_mut() else {
-            return Err(CallError::Instantiate {
-                plugin: self.component.manifest().id.clone(),
-                reason: "no live instance".into(),
-            });
-        };
-        let state = live.store.data_mut();
-        let same = match (&state.snapshot, &self.snapshot) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        if !same {
-            state.snapshot = self.snapshot.clone();
-        }
-        live.budget.reset();
-        live.in_call = true;
-        let started = deadline.step_start();
-        let running = call.invoke(&live.bindings, &mut live.store);
-        let outcome = deadline.run(running).await;
-        let took = started.elapsed();
-        live.in_call = false;
-        for output in &live.outputs {
-            output.flush_partial();
-        }
-        let quota = self.check_quota(call);
-        let error = match outcome {
-            Ok(Ok(Ok(reply))) => {
-                let ending = if quota.is_ok() {
-                    Ending::Ok
-                } else {
-                    Ending::Failed
-                };
-                self.counters.call(took, ending);
-                return quota.map(|()| reply);
-            }
-            Ok(Ok(Err(text))) => {
-                self.counters.call(took, Ending::Failed);
-                quota?;
-                return Err(CallError::Plugin(cap_text(
-                    text,
-                    self.limits.max_result_bytes,
-                )));
-            }
-            Ok(Err(trap)) => self.classify(call, trap),
-            Err(_elapsed) => CallError::Timeout {
-                call: call.to_string(),
-                limit: deadline.budget(),
-            },
-        };
-        let ending = match error {
-            CallError::Timeout { .. } => Ending::TimedOut,
-            _ => Ending::Crashed,
-        };
-        self.counters.call(took, ending);
-        // A crash counts toward the breaker even when the call also left the
-        // data directory over quota (that is logged by `check_quota`, and the
-        // next instance mounts it read-only).
-        self.live = None;
-        tracing::warn!("[{}] {error}", self.component.manifest().id);
-        self.count_trap(&error);
-        Err(error)
     }
 }
 

@@ -7,7 +7,8 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use super::session::{Context, Instance, empty_call, prepared, ready};
+use super::instance::{Instance, empty_call, prepared, ready};
+use super::session::Context;
 use super::{Member, Members, Session};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;

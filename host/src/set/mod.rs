@@ -9,6 +9,7 @@
 
 mod catalog;
 mod direct;
+mod instance;
 mod load;
 mod session;
 

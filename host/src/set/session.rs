@@ -10,24 +10,14 @@ use std::time::Duration;
 
 use tokio::sync::Mutex as AsyncMutex;
 
-use super::{Member, Members};
+use super::Members;
+use super::instance::{Instance, push_number, ready};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::{CallError, SnapshotError};
-use crate::observe::Origin;
-use crate::plugin::PluginHost;
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 
 /// One plugin's instance in a session, made on first use.
 pub(super) type Slot = AsyncMutex<Option<Instance>>;
-
-/// A plugin's instance in a session.
-pub(super) struct Instance {
-    pub(super) host: PluginHost,
-    /// The version of the session's snapshot the host has.
-    pub(super) snapshot_version: u64,
-    /// The last tool call, kept so the next one reuses its buffers.
-    pub(super) call: wit::ToolCall,
-}
 
 /// What a session's instances share.
 pub(super) struct Context {
@@ -41,7 +31,7 @@ pub(super) struct Context {
 }
 
 impl Context {
-    fn snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
+    pub(super) fn snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
         self.lock_snapshot().clone()
     }
 
@@ -172,6 +162,17 @@ impl Session {
         name_or_alias: &str,
         arguments: Vec<String>,
     ) -> Result<wit::CommandResult, CallError> {
+        self.run_command_within(name_or_alias, arguments, None)
+            .await
+    }
+
+    /// The same with its own deadline (`None`: the owner's call timeout).
+    pub async fn run_command_within(
+        &self,
+        name_or_alias: &str,
+        arguments: Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Result<wit::CommandResult, CallError> {
         let key = name_or_alias.to_lowercase();
         let Some(&index) = self.members.commands.get(&key) else {
             return Err(CallError::NoSuchCommand {
@@ -185,7 +186,7 @@ impl Session {
         };
         let mut guard = self.slots[index].lock().await;
         let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
-        let timeout = instance.host.limits().call_timeout;
+        let timeout = timeout.unwrap_or(instance.host.limits().call_timeout);
         instance.host.execute_command_within(call, timeout).await
     }
 
@@ -272,94 +273,6 @@ impl Session {
     }
 }
 
-/// The instance in `slot`, made and initialized if this is the session's
-/// first call to it, with the session's latest snapshot.
-pub(super) async fn ready<'a>(
-    slot: &'a mut Option<Instance>,
-    member: &Member,
-    context: &Context,
-) -> Result<&'a mut Instance, CallError> {
-    let fresh = slot.is_none();
-    let instance = prepared(slot, member, context);
-    if fresh {
-        let request = context.initialize.clone();
-        if let Err(e) = instance.host.initialize(request).await {
-            *slot = None;
-            return Err(e);
-        }
-    }
-    // Just made or already there.
-    slot.as_mut().ok_or_else(|| CallError::Instantiate {
-        plugin: member.id().to_owned(),
-        reason: "its instance was dropped".into(),
-    })
-}
-
-/// The instance in `slot` (made, not initialized, if there is none) with
-/// the session's latest snapshot.
-pub(super) fn prepared<'a>(
-    slot: &'a mut Option<Instance>,
-    member: &Member,
-    context: &Context,
-) -> &'a mut Instance {
-    let version = context.snapshot_version.load(Ordering::Acquire);
-    let instance = slot.get_or_insert_with(|| {
-        let origin = Origin {
-            plugin: member.id().into(),
-            session: context.id.clone(),
-            sink: member.sink.clone(),
-        };
-        let host = PluginHost::with_origin(
-            member.component.clone(),
-            member.grant.clone(),
-            member.limits.clone(),
-            origin,
-            member.counters.clone(),
-        );
-        Instance {
-            host,
-            // Never equal to a real version: the snapshot is taken below.
-            snapshot_version: u64::MAX,
-            call: empty_call(),
-        }
-    });
-    if instance.snapshot_version != version {
-        if let Some(snapshot) = context.snapshot() {
-            // Checked when the session accepted it.
-            let _ = instance.host.share_snapshot(snapshot);
-        }
-        instance.snapshot_version = version;
-    }
-    instance
-}
-
-/// Appends `n` in decimal (what `write!` does, without its machinery on
-/// the way of every call).
-fn push_number(text: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &digit in &digits[at..] {
-        text.push(char::from(digit));
-    }
-}
-
-pub(super) fn empty_call() -> wit::ToolCall {
-    wit::ToolCall {
-        tool_name: String::new(),
-        arguments: String::new(),
-        session_id: String::new(),
-        tool_call_id: String::new(),
-    }
-}
-
 fn check_version(snapshot: &wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
     if SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
         Ok(())
@@ -394,18 +307,6 @@ impl Drop for Session {
         }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(deactivate_all(slots));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn numbers_are_written_in_decimal() {
-        for n in [0, 7, 10, 4096, u64::MAX] {
-            let mut text = String::from("s-");
-            super::push_number(&mut text, n);
-            assert_eq!(text, format!("s-{n}"));
         }
     }
 }

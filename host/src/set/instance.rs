@@ -1,0 +1,121 @@
+//! A plugin's instance in a session: made on first use from the plugin's
+//! pre-linked component, initialized, kept in step with the session's
+//! snapshot, and the buffers its tool calls reuse.
+
+use std::sync::atomic::Ordering;
+
+use super::Member;
+use super::session::Context;
+use crate::bindings::lingxi::plugin::types as wit;
+use crate::error::CallError;
+use crate::observe::Origin;
+use crate::plugin::PluginHost;
+
+/// A plugin's instance in a session.
+pub(super) struct Instance {
+    pub(super) host: PluginHost,
+    /// The version of the session's snapshot the host has.
+    pub(super) snapshot_version: u64,
+    /// The last tool call, kept so the next one reuses its buffers.
+    pub(super) call: wit::ToolCall,
+}
+
+/// The instance in `slot`, made and initialized if this is the session's
+/// first call to it, with the session's latest snapshot.
+pub(super) async fn ready<'a>(
+    slot: &'a mut Option<Instance>,
+    member: &Member,
+    context: &Context,
+) -> Result<&'a mut Instance, CallError> {
+    let fresh = slot.is_none();
+    let instance = prepared(slot, member, context);
+    if fresh {
+        let request = context.initialize.clone();
+        if let Err(e) = instance.host.initialize(request).await {
+            *slot = None;
+            return Err(e);
+        }
+    }
+    // Just made or already there.
+    slot.as_mut().ok_or_else(|| CallError::Instantiate {
+        plugin: member.id().to_owned(),
+        reason: "its instance was dropped".into(),
+    })
+}
+
+/// The instance in `slot` (made, not initialized, if there is none) with
+/// the session's latest snapshot.
+pub(super) fn prepared<'a>(
+    slot: &'a mut Option<Instance>,
+    member: &Member,
+    context: &Context,
+) -> &'a mut Instance {
+    let version = context.snapshot_version.load(Ordering::Acquire);
+    let instance = slot.get_or_insert_with(|| {
+        let origin = Origin {
+            plugin: member.id().into(),
+            session: context.id.clone(),
+            sink: member.sink.clone(),
+        };
+        let host = PluginHost::with_origin(
+            member.component.clone(),
+            member.grant.clone(),
+            member.limits.clone(),
+            origin,
+            member.counters.clone(),
+        );
+        Instance {
+            host,
+            // Never equal to a real version: the snapshot is taken below.
+            snapshot_version: u64::MAX,
+            call: empty_call(),
+        }
+    });
+    if instance.snapshot_version != version {
+        if let Some(snapshot) = context.snapshot() {
+            // Checked when the session accepted it.
+            let _ = instance.host.share_snapshot(snapshot);
+        }
+        instance.snapshot_version = version;
+    }
+    instance
+}
+
+/// Appends `n` in decimal (what `write!` does, without its machinery on
+/// the way of every call).
+pub(super) fn push_number(text: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[at..] {
+        text.push(char::from(digit));
+    }
+}
+
+pub(super) fn empty_call() -> wit::ToolCall {
+    wit::ToolCall {
+        tool_name: String::new(),
+        arguments: String::new(),
+        session_id: String::new(),
+        tool_call_id: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0, 7, 10, 4096, u64::MAX] {
+            let mut text = String::from("s-");
+            super::push_number(&mut text, n);
+            assert_eq!(text, format!("s-{n}"));
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The embedding API, continued: plugin folders as LingXi lays them out,
+//! sessions dropped without `close`, and guest lines as `tracing` events.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lingxi_wasm_host::types::{HookEvent, HookPayload};
+use lingxi_wasm_host::{PluginOptions, PluginSet, Runtime, RuntimeConfig, no_grant};
+
+use crate::packed::pack;
+use crate::support::{guest, launcher, tokio, workspace_root};
+
+fn set() -> PluginSet {
+    PluginSet::new(Runtime::with_config(RuntimeConfig::pooled(32)).unwrap())
+}
+
+#[test]
+fn a_plugin_folder_loads_components_packed_executables_and_lingxi_folders() {
+    let dir = tempfile::tempdir_in(workspace_root().join("target")).unwrap();
+    // plugins/probe: a packed executable, packed with a grant of projectRead.
+    pack(dir.path(), "probe", &["--grant", "projectRead"]);
+    let plugins = dir.path().join("plugins");
+    // plugins/stats/bin/stats: a LingXi plugin folder.
+    std::fs::create_dir_all(plugins.join("stats/bin")).unwrap();
+    let status = launcher()
+        .arg("pack")
+        .arg(guest("workspace-stats"))
+        .arg("-o")
+        .arg(plugins.join("stats/bin/stats"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A component, a hidden one, a text file, a native executable.
+    std::fs::copy(guest("quickstart"), plugins.join("quickstart.wasm")).unwrap();
+    std::fs::copy(guest("testbed"), plugins.join(".hidden.wasm")).unwrap();
+    std::fs::write(plugins.join("notes.txt"), "not a plugin").unwrap();
+    let native = plugins.join("native-plugin");
+    std::fs::write(&native, "#!/bin/sh\necho hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&native, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    tokio().block_on(async {
+        let mut set = set();
+        let results = set
+            .load_dir(&plugins, |_| PluginOptions::grant(no_grant()))
+            .await
+            .unwrap();
+        let names: Vec<_> = results
+            .iter()
+            .map(|(path, r)| {
+                let name = path.strip_prefix(&plugins).unwrap().display().to_string();
+                (name, r.as_ref().map_err(ToString::to_string).cloned())
+            })
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert_eq!(names[0].0, "native-plugin");
+        let native_error = names[0].1.as_ref().unwrap_err();
+        assert!(
+            native_error.contains("not a WebAssembly component"),
+            "{native_error}"
+        );
+        assert_eq!(
+            names[1],
+            ("probe".into(), Ok("com.lingxi.test-probe".into()))
+        );
+        let quickstart = ("quickstart.wasm".into(), Ok("com.example.my-plugin".into()));
+        assert_eq!(names[2], quickstart);
+        let stats = (
+            "stats/bin/stats".into(),
+            Ok("com.lingxi.workspace-stats".into()),
+        );
+        assert_eq!(names[3], stats);
+        // The grant packed into the probe is ignored: the host granted nothing.
+        let catalog = set.catalog();
+        let echo = catalog
+            .tools
+            .iter()
+            .find(|t| t.descriptor.name == "probe.echo");
+        assert!(echo.unwrap().capabilities.is_empty());
+        let session = set.session("s", None).unwrap();
+        assert_eq!(
+            session.call_tool("probe.echo", "1").await.unwrap(),
+            "echo:1"
+        );
+    });
+}
+
+#[test]
+fn dropping_a_session_deactivates_its_instances_in_the_background() {
+    tokio().block_on(async {
+        let mut set = set();
+        let lines: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let sink_lines = lines.clone();
+        let options = PluginOptions {
+            log_sink: Some(Arc::new(move |line| {
+                let line = (line.session.to_owned(), line.text.to_owned());
+                sink_lines.lock().unwrap().push(line);
+            })),
+            ..PluginOptions::grant(no_grant())
+        };
+        set.load_file(&guest("testbed"), options).await.unwrap();
+        let session = set.session("dropped", None).unwrap();
+        session.call_tool("ok", "").await.unwrap();
+        drop(session);
+        let deactivated = ("dropped".to_owned(), "deactivated".to_owned());
+        let started = Instant::now();
+        while !lines.lock().unwrap().contains(&deactivated) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "never deactivated"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+}
+
+/// A `tracing` writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn guest_lines_are_tracing_events_with_plugin_and_session_fields() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    // The subscriber is this thread's: the calls run on it too.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        runtime.block_on(async {
+            let mut set = set();
+            let options = PluginOptions::grant(no_grant());
+            set.load_file(&guest("probe"), options).await.unwrap();
+            let session = set.session("s-42", None).unwrap();
+            let payload = HookPayload {
+                event: HookEvent::SessionStart,
+                subject_id: "s-42".into(),
+                metadata: vec![],
+            };
+            session
+                .emit_to("com.lingxi.test-probe", payload)
+                .await
+                .unwrap();
+        });
+    });
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("session started: s-42"))
+        .unwrap_or_else(|| panic!("no guest line in {text}"));
+    assert!(line.contains("lingxi_wasm::guest"), "{line}");
+    assert!(line.contains("plugin=\"com.lingxi.test-probe\""), "{line}");
+    assert!(line.contains("session=\"s-42\""), "{line}");
+    assert!(
+        !line.contains("[com.lingxi"),
+        "the id is a field, not text: {line}"
+    );
+}
