@@ -93,6 +93,7 @@ impl Runtime {
 
     /// Loads a component file and reads its manifest.
     pub async fn load_file(&self, path: &Path) -> Result<PluginComponent, LoadError> {
+        regular_file(path)?;
         let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
             path: path.to_owned(),
             source,
@@ -310,6 +311,39 @@ impl Runtime {
     }
 }
 
+/// Largest plugin file read: far above any plugin (the launcher with a
+/// component packed in is ~30 MB), far below what would exhaust memory.
+pub const MAX_PLUGIN_FILE: u64 = 1 << 30;
+
+/// Refuses what must not be read as a plugin file: anything but a regular
+/// file (a FIFO would block the reader forever, a device never end) and
+/// files over [`MAX_PLUGIN_FILE`].
+pub(crate) fn regular_file(path: &Path) -> Result<(), LoadError> {
+    let refuse = |why: String| LoadError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+    };
+    let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    if meta.is_dir() {
+        return Err(refuse("it is a directory, not a plugin file".into()));
+    }
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file (a FIFO, socket or device is never read)".into(),
+        ));
+    }
+    if meta.len() > MAX_PLUGIN_FILE {
+        return Err(refuse(format!(
+            "{} bytes, more than the {MAX_PLUGIN_FILE}-byte limit of a plugin file",
+            meta.len()
+        )));
+    }
+    Ok(())
+}
+
 /// What `bytes` are if they are plainly not a component, from their first
 /// bytes; `None` when they start like one (the engine says the rest).
 fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
@@ -333,7 +367,11 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
         [0xcf | 0xce, 0xfa, 0xed, 0xfe, ..] | [0xca, 0xfe, 0xba, 0xbe, ..] => {
             Some("a macOS executable")
         }
-        _ if std::str::from_utf8(&bytes[..bytes.len().min(1024)]).is_ok() => Some("a text file"),
+        _ if std::str::from_utf8(&bytes[..bytes.len().min(1024)]).is_ok()
+            && !bytes[..bytes.len().min(1024)].contains(&0) =>
+        {
+            Some("a text file")
+        }
         _ => Some("not WebAssembly (it does not start with the \\0asm magic)"),
     }
 }

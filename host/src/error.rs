@@ -228,6 +228,16 @@ pub enum SetError {
         /// Every name it shares with a plugin already in the set.
         clashes: Vec<Clash>,
     },
+    /// Its id or the names it registers cannot go into a catalog.
+    #[error("plugin {plugin} from {from} was not added: {reason}")]
+    BadName {
+        /// The plugin id (made printable).
+        plugin: String,
+        /// Where it came from.
+        from: String,
+        /// Which name, and what is wrong with it.
+        reason: String,
+    },
     /// Its `plugin.initialize` failed when it was loaded.
     #[error("plugin {plugin} was not added: its plugin.initialize failed: {source}")]
     Initialize {

@@ -118,7 +118,7 @@ impl Deadline {
 /// component may have several) and its tables (charged [`TABLE_ELEMENT_BYTES`]
 /// per element). Growing past it traps with [`MemoryLimit`], a typed error
 /// the host classifies (never by matching message text).
-pub struct MemoryCap {
+pub(crate) struct MemoryCap {
     limit: usize,
     /// Bytes of memories and tables granted so far (they never shrink).
     used: usize,
@@ -147,7 +147,7 @@ pub struct MemoryLimit {
 
 impl MemoryCap {
     /// A cap of `limit` bytes of memories and tables together.
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         MemoryCap { limit, used: 0 }
     }
 

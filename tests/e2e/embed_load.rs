@@ -172,3 +172,99 @@ fn guest_lines_are_tracing_events_with_plugin_and_session_fields() {
         "the id is a field, not text: {line}"
     );
 }
+
+/// The testbed, granted only `env`, in a pooled set.
+async fn testbed_with(env: &[(&str, &str)]) -> PluginSet {
+    let mut set = set();
+    let grant = lingxi_wasm_host::Grant {
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..no_grant()
+    };
+    set.load_file(&guest("testbed"), PluginOptions::grant(grant))
+        .await
+        .unwrap();
+    set
+}
+
+#[test]
+fn a_first_call_cancelled_mid_initialize_is_initialized_by_the_next() {
+    tokio().block_on(async {
+        let set = testbed_with(&[("TESTBED_ACTIVATE_MS", "300")]).await;
+        let session = set.session("s", None).unwrap();
+        let first = tokio::time::timeout(Duration::from_millis(100), session.call_tool("ok", ""));
+        assert!(first.await.is_err(), "not cancelled");
+        assert_eq!(session.call_tool("ok", "x").await.unwrap(), "ok:x");
+        let stats = set.stats("com.lingxi.testbed").unwrap();
+        // Loading: initialize, deactivate. The session: the cancelled
+        // initialize (not counted), initialize again, the call.
+        assert_eq!((stats.calls, stats.instances), (4, 3), "{stats:?}");
+    });
+}
+
+#[test]
+fn a_deadline_counts_the_wait_behind_the_previous_call() {
+    tokio().block_on(async {
+        let set = testbed_with(&[]).await;
+        let session = Arc::new(set.session("s", None).unwrap());
+        session.call_tool("ok", "").await.unwrap();
+        let busy = tokio::spawn({
+            let session = session.clone();
+            async move { session.call_tool("sleep-ms", "1500").await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let started = Instant::now();
+        let limit = Some(Duration::from_millis(200));
+        let error = session.call_tool_within("ok", "", limit).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_millis(1000));
+        let text = error.to_string();
+        assert!(
+            text.contains("waiting for the plugin's previous call"),
+            "{text}"
+        );
+        assert_eq!(busy.await.unwrap().unwrap(), "slept 1500 ms");
+    });
+}
+
+#[test]
+fn deadlines_a_caller_chooses_do_not_disable_the_plugin() {
+    tokio().block_on(async {
+        let set = testbed_with(&[]).await;
+        let session = set.session("s", None).unwrap();
+        let short = Some(Duration::from_millis(30));
+        for _ in 0..6 {
+            let error = session.call_tool_within("sleep", "3600", short).await;
+            assert!(matches!(
+                error,
+                Err(lingxi_wasm_host::CallError::Timeout { .. })
+            ));
+        }
+        assert_eq!(session.call_tool("ok", "y").await.unwrap(), "ok:y");
+    });
+}
+
+#[test]
+fn names_a_catalog_cannot_hold_are_refused() {
+    tokio().block_on(async {
+        for (names, expected) in [
+            ("evil\nWARN forged", "contains control characters or spaces"),
+            ("", "is empty"),
+        ] {
+            let mut set = set();
+            let grant = lingxi_wasm_host::Grant {
+                env: vec![("IMPOSTOR_TOOL".into(), names.into())],
+                ..no_grant()
+            };
+            let impostor = guest("impostor");
+            let loading = set.load_file(&impostor, PluginOptions::grant(grant));
+            let error = match loading.await {
+                Ok(_) => panic!("{names:?} was accepted"),
+                Err(e) => e.to_string(),
+            };
+            assert!(error.contains(expected), "{names:?}: {error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+    });
+}

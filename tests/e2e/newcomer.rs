@@ -42,9 +42,8 @@ fn os_errors_are_said_once() {
     let dir = tempfile::tempdir().unwrap();
     let probe = guest("probe");
     let probe = probe.to_str().unwrap();
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 3] = [
         &["/no/such.wasm"],
-        &["/tmp"],
         &["--policy", "/no/such.toml", probe],
         &["--workspace", "/no/such/dir", probe],
     ];
@@ -56,6 +55,11 @@ fn os_errors_are_said_once() {
             .unwrap_or_else(|| panic!("{args:?}: {err}"));
         assert!(!err[first + 1..].contains("(os error"), "said twice: {err}");
     }
+    let (ok, _, err) = run(dir.path(), &["/tmp"]);
+    assert!(
+        !ok && err.contains("/tmp: it is a directory, not a plugin file"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -167,7 +167,13 @@ impl PluginHost {
         // next instance mounts it read-only).
         self.live = None;
         tracing::warn!("[{}] {error}", self.component.manifest().id);
-        self.count_trap(&error);
+        // A deadline the caller chose shorter than the plugin's own limit is
+        // the caller's budget, not a sign of a broken plugin.
+        let callers_budget = matches!(error, CallError::Timeout { .. })
+            && deadline.budget() < self.limits.call_timeout;
+        if !callers_budget {
+            self.count_trap(&error);
+        }
         Err(error)
     }
 }

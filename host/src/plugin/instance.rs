@@ -47,7 +47,15 @@ impl PluginHost {
         };
         let instantiating = self.component.pre.instantiate_async(&mut store);
         let bindings = match deadline.run(instantiating).await {
-            Ok(result) => result.map_err(|e| instantiate_error(format!("{e:#}")))?,
+            Ok(result) => result.map_err(|e| {
+                let full = e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some();
+                let hint = if full {
+                    "; every instance slot of the pooled runtime is in use: close sessions (a dropped session frees its slots in the background) or reserve more with RuntimeConfig::pooled"
+                } else {
+                    ""
+                };
+                instantiate_error(format!("{e:#}{hint}"))
+            })?,
             Err(Expired) => {
                 return Err(CallError::Timeout {
                     call: format!("{call} (starting the plugin)"),

@@ -242,16 +242,16 @@ impl PluginHost {
         call: wit::ToolCall,
         timeout: Duration,
     ) -> Result<String, CallError> {
-        self.call_tool_by_ref(&call, timeout).await
+        self.call_tool_by_ref(&call, Deadline::after(timeout)).await
     }
 
-    /// `tool.execute` of a call the caller keeps (and reuses).
+    /// `tool.execute` of a call the caller keeps (and reuses), within a
+    /// deadline the caller may have started earlier.
     pub(crate) async fn call_tool_by_ref(
         &mut self,
         call: &wit::ToolCall,
-        timeout: Duration,
+        mut deadline: Deadline,
     ) -> Result<String, CallError> {
-        let mut deadline = Deadline::after(timeout);
         let call = Call::Tool(call);
         self.ensure_live(&call, &mut deadline).await?;
         let Reply::Text(output) = self.guard(&call, &mut deadline).await? else {
@@ -276,7 +276,16 @@ impl PluginHost {
         call: wit::CommandCall,
         timeout: Duration,
     ) -> Result<wit::CommandResult, CallError> {
-        let mut deadline = Deadline::after(timeout);
+        self.execute_command_by(call, Deadline::after(timeout))
+            .await
+    }
+
+    /// `command.execute` within a deadline the caller started.
+    pub(crate) async fn execute_command_by(
+        &mut self,
+        call: wit::CommandCall,
+        mut deadline: Deadline,
+    ) -> Result<wit::CommandResult, CallError> {
         let call = Call::Command(&call);
         self.ensure_live(&call, &mut deadline).await?;
         let Reply::Command(result) = self.guard(&call, &mut deadline).await? else {
@@ -304,7 +313,15 @@ impl PluginHost {
         payload: wit::HookPayload,
         timeout: Duration,
     ) -> Result<(), CallError> {
-        let mut deadline = Deadline::after(timeout);
+        self.emit_hook_by(payload, Deadline::after(timeout)).await
+    }
+
+    /// `hook.emit` within a deadline the caller started.
+    pub(crate) async fn emit_hook_by(
+        &mut self,
+        payload: wit::HookPayload,
+        mut deadline: Deadline,
+    ) -> Result<(), CallError> {
         let call = Call::Hook(&payload);
         self.ensure_live(&call, &mut deadline).await?;
         self.guard(&call, &mut deadline).await.map(drop)

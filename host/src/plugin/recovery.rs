@@ -23,7 +23,7 @@ impl PluginHost {
         }
         if self.traps.len() >= self.limits.max_traps {
             tracing::error!(
-                "[{}] disabled after {} crashes within {} s; restart the launcher after fixing the plugin",
+                "[{}] disabled after {} crashes within {} s; fix the plugin and start it again",
                 self.manifest().id,
                 self.traps.len(),
                 self.limits.trap_window.as_secs()

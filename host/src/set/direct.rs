@@ -45,6 +45,8 @@ impl Session {
             host,
             snapshot_version: 0,
             call: empty_call(),
+            // The caller sends `plugin.initialize` itself.
+            initialized: true,
         };
         Session {
             context: Arc::new(Context {
@@ -81,7 +83,9 @@ impl Session {
         let index = self.index_of(plugin)?;
         let mut guard = self.slots[index].lock().await;
         let instance = prepared(&mut guard, &self.members.list[index], &self.context);
-        instance.host.initialize(request).await
+        let handshake = instance.host.initialize(request).await?;
+        instance.initialized = true;
+        Ok(handshake)
     }
 
     /// `tool.execute` of `call`, as it is, by plugin `plugin`.

@@ -4,10 +4,13 @@
 
 use std::sync::atomic::Ordering;
 
+use tokio::sync::MutexGuard;
+
 use super::Member;
-use super::session::Context;
+use super::session::{Context, Slot};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
+use crate::limits::Deadline;
 use crate::observe::Origin;
 use crate::plugin::PluginHost;
 
@@ -18,6 +21,10 @@ pub(super) struct Instance {
     pub(super) snapshot_version: u64,
     /// The last tool call, kept so the next one reuses its buffers.
     pub(super) call: wit::ToolCall,
+    /// Whether its `initialize` succeeded (or, in a single-plugin session,
+    /// is the caller's to send): a first call cancelled mid-initialize
+    /// leaves it unset, and the next call initializes again.
+    pub(super) initialized: bool,
 }
 
 /// The instance in `slot`, made and initialized if this is the session's
@@ -27,17 +34,53 @@ pub(super) async fn ready<'a>(
     member: &Member,
     context: &Context,
 ) -> Result<&'a mut Instance, CallError> {
-    let fresh = slot.is_none();
     let instance = prepared(slot, member, context);
-    if fresh {
+    if !instance.initialized {
         let request = context.initialize.clone();
         if let Err(e) = instance.host.initialize(request).await {
             *slot = None;
             return Err(e);
         }
+        instance.initialized = true;
     }
     // Just made or already there.
     slot.as_mut().ok_or_else(|| CallError::Instantiate {
+        plugin: member.id().to_owned(),
+        reason: "its instance was dropped".into(),
+    })
+}
+
+/// The instance in `slot`, locked and ready, within `deadline`: waiting
+/// behind the instance's previous call and starting a fresh instance count
+/// against it, as the call itself does. `call` names the call in messages.
+pub(super) async fn locked<'a>(
+    slot: &'a Slot,
+    member: &Member,
+    context: &Context,
+    deadline: Deadline,
+    call: impl Fn() -> String,
+) -> Result<MutexGuard<'a, Option<Instance>>, CallError> {
+    let expired = |what: &str| CallError::Timeout {
+        call: format!("{} ({what})", call()),
+        limit: deadline.budget(),
+    };
+    let waiting = deadline.run(slot.lock());
+    let mut guard = waiting
+        .await
+        .map_err(|_| expired("waiting for the plugin's previous call"))?;
+    let starting = deadline.run(ready(&mut guard, member, context));
+    starting
+        .await
+        .map_err(|_| expired("starting the plugin"))??;
+    Ok(guard)
+}
+
+/// The instance a [`locked`] guard holds.
+pub(super) fn instance_in<'a>(
+    guard: &'a mut Option<Instance>,
+    member: &Member,
+) -> Result<&'a mut Instance, CallError> {
+    guard.as_mut().ok_or_else(|| CallError::Instantiate {
         plugin: member.id().to_owned(),
         reason: "its instance was dropped".into(),
     })
@@ -69,6 +112,7 @@ pub(super) fn prepared<'a>(
             // Never equal to a real version: the snapshot is taken below.
             snapshot_version: u64::MAX,
             call: empty_call(),
+            initialized: false,
         }
     });
     if instance.snapshot_version != version {

@@ -26,6 +26,7 @@ impl PluginSet {
     /// Compiles the component at `path`, or the one packed in it.
     async fn load_component(&self, path: &Path) -> Result<PluginComponent, SetError> {
         let name = path.display().to_string();
+        crate::engine::regular_file(path)?;
         Ok(match crate::pack::read(path) {
             Ok(Some(packed)) => self.runtime.load_packed(&packed, &name).await?,
             Ok(None) => self.runtime.load_file(path).await?,

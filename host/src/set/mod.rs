@@ -88,6 +88,54 @@ impl PluginOptions {
     }
 }
 
+/// Longest plugin id, tool or command name a set accepts.
+const MAX_NAME: usize = 128;
+
+/// Why the names a plugin registers cannot go into a catalog, if they
+/// cannot: empty or over-long ones, ones with control characters or spaces
+/// (they would forge log lines and break a model's tool list), and names it
+/// registers twice (commands without regard to case).
+fn bad_names(handshake: &wit::Handshake) -> Option<String> {
+    let bad = |kind: &str, name: &str| {
+        let shown = crate::stdio::printable(name);
+        if name.is_empty() || name.len() > MAX_NAME {
+            Some(format!(
+                "its {kind} '{shown}' is empty or longer than {MAX_NAME} bytes"
+            ))
+        } else if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            Some(format!(
+                "its {kind} '{shown}' contains control characters or spaces"
+            ))
+        } else {
+            None
+        }
+    };
+    if let Some(reason) = bad("id", &handshake.manifest.id) {
+        return Some(reason);
+    }
+    let mut tools = std::collections::HashSet::new();
+    for tool in &handshake.tools {
+        if let Some(reason) = bad("tool name", &tool.name) {
+            return Some(reason);
+        }
+        if !tools.insert(tool.name.as_str()) {
+            return Some(format!("it registers tool '{}' twice", tool.name));
+        }
+    }
+    let mut commands = std::collections::HashSet::new();
+    for command in &handshake.commands {
+        for name in std::iter::once(&command.name).chain(&command.aliases) {
+            if let Some(reason) = bad("command name", name) {
+                return Some(reason);
+            }
+            if !commands.insert(name.to_lowercase()) {
+                return Some(format!("it registers command '{name}' twice"));
+            }
+        }
+    }
+    None
+}
+
 /// Grants nothing: the plugin runs with no capability at all.
 pub fn no_grant() -> Grant {
     Grant {
@@ -169,6 +217,13 @@ impl PluginSet {
             })?;
         if let Err(e) = host.deactivate().await {
             tracing::warn!(plugin = %id, "deactivate after loading failed: {e}");
+        }
+        if let Some(reason) = bad_names(&handshake) {
+            return Err(SetError::BadName {
+                plugin: crate::stdio::printable(&id).into_owned(),
+                from: source.to_owned(),
+                reason,
+            });
         }
         let clashes = self.clashes(&handshake);
         if !clashes.is_empty() {
@@ -256,5 +311,67 @@ impl PluginSet {
             self.initialize.clone(),
             snapshot,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handshake(tools: &[&str], commands: &[(&str, &[&str])]) -> wit::Handshake {
+        wit::Handshake {
+            manifest: wit::Manifest {
+                id: "p".into(),
+                name: "P".into(),
+                version: "1".into(),
+                description: String::new(),
+                author: None,
+                capabilities: Vec::new(),
+                minimum_core_version: None,
+            },
+            ipc_version: 1,
+            sdk_version: None,
+            tools: tools
+                .iter()
+                .map(|name| wit::ToolDescriptor {
+                    name: (*name).into(),
+                    description: String::new(),
+                    input_schema: String::new(),
+                })
+                .collect(),
+            commands: commands
+                .iter()
+                .map(|(name, aliases)| wit::CommandDescriptor {
+                    name: (*name).into(),
+                    aliases: aliases.iter().map(|a| (*a).into()).collect(),
+                    description: String::new(),
+                    category: String::new(),
+                    argument_hint: String::new(),
+                })
+                .collect(),
+            supported_hooks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn names_a_catalog_cannot_hold() {
+        assert_eq!(bad_names(&handshake(&["a", "b.c"], &[("x", &["y"])])), None);
+        type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a [&'a str])], &'a str);
+        let cases: [Case; 5] = [
+            (&["a", "a"], &[], "registers tool 'a' twice"),
+            (&[], &[("x", &["X"])], "registers command 'X' twice"),
+            (&["evil\nline"], &[], "control characters"),
+            (&["two words"], &[], "spaces"),
+            (&[""], &[], "empty"),
+        ];
+        for (tools, commands, expected) in cases {
+            let reason = bad_names(&handshake(tools, commands)).unwrap_or_default();
+            assert!(
+                reason.contains(expected),
+                "{tools:?} {commands:?}: {reason}"
+            );
+        }
+        let long = "x".repeat(MAX_NAME + 1);
+        assert!(bad_names(&handshake(&[&long], &[])).is_some());
     }
 }

@@ -11,10 +11,12 @@ use std::time::Duration;
 use tokio::sync::Mutex as AsyncMutex;
 
 use super::Members;
-use super::instance::{Instance, push_number, ready};
+use super::instance::{Instance, instance_in, locked, push_number};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::{CallError, SnapshotError};
+use crate::limits::Deadline;
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
+use crate::stdio::printable;
 
 /// One plugin's instance in a session, made on first use.
 pub(super) type Slot = AsyncMutex<Option<Instance>>;
@@ -120,8 +122,10 @@ impl Session {
         self.call_tool_within(name, arguments, None).await
     }
 
-    /// The same with its own deadline (`None`: the owner's call timeout).
-    /// Dropping the future cancels the call: the instance is replaced.
+    /// The same with its own deadline (`None`: the owner's call timeout),
+    /// counted from now: waiting behind the instance's previous call and
+    /// starting a fresh instance count against it. Dropping the future
+    /// cancels the call: the instance is replaced.
     pub async fn call_tool_within(
         &self,
         name: &str,
@@ -132,8 +136,12 @@ impl Session {
             return Err(CallError::NoSuchTool { name: name.into() });
         };
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut guard = self.slots[index].lock().await;
-        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
+        let member = &self.members.list[index];
+        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
+        let label = || format!("tool.execute '{}'", printable(name));
+        let slot = &self.slots[index];
+        let mut guard = locked(slot, member, &self.context, deadline, label).await?;
+        let instance = instance_in(&mut guard, member)?;
         // The call's strings reuse the last call's buffers.
         let call = &mut instance.call;
         for (field, value) in [
@@ -148,10 +156,9 @@ impl Session {
         call.tool_call_id.push_str(&self.context.id);
         call.tool_call_id.push('-');
         push_number(&mut call.tool_call_id, call_number);
-        let timeout = timeout.unwrap_or(instance.host.limits().call_timeout);
         instance
             .host
-            .call_tool_by_ref(&instance.call, timeout)
+            .call_tool_by_ref(&instance.call, deadline)
             .await
     }
 
@@ -184,10 +191,13 @@ impl Session {
             arguments,
             session_id: Some(self.context.id.to_string()),
         };
-        let mut guard = self.slots[index].lock().await;
-        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
-        let timeout = timeout.unwrap_or(instance.host.limits().call_timeout);
-        instance.host.execute_command_within(call, timeout).await
+        let member = &self.members.list[index];
+        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
+        let label = || format!("command.execute '{}'", printable(name_or_alias));
+        let slot = &self.slots[index];
+        let mut guard = locked(slot, member, &self.context, deadline, label).await?;
+        let instance = instance_in(&mut guard, member)?;
+        instance.host.execute_command_by(call, deadline).await
     }
 
     /// Emits a hook to every plugin subscribed to its event, concurrently,
@@ -199,7 +209,8 @@ impl Session {
     }
 
     /// The same with one budget for every subscriber (`None`: each one's
-    /// call timeout).
+    /// call timeout), counted from now: waiting for an instance busy with
+    /// another call of the session counts against it.
     pub async fn emit_within(
         &self,
         payload: wit::HookPayload,
@@ -213,11 +224,13 @@ impl Session {
             }
             let (slot, member) = (self.slots[index].clone(), member.clone());
             let (context, payload) = (self.context.clone(), payload.clone());
+            // Started now: waiting for a busy instance counts against it.
+            let deadline = Deadline::after(budget.unwrap_or(member.limits.call_timeout));
             let task = tasks.spawn(async move {
-                let mut guard = slot.lock().await;
-                let instance = ready(&mut guard, &member, &context).await?;
-                let timeout = budget.unwrap_or(instance.host.limits().call_timeout);
-                instance.host.emit_hook_within(payload, timeout).await
+                let label = || format!("hook.emit '{}'", payload.event.wire_name());
+                let mut guard = locked(&slot, &member, &context, deadline, label).await?;
+                let instance = instance_in(&mut guard, &member)?;
+                instance.host.emit_hook_by(payload, deadline).await
             });
             started.push((task.id(), index));
         }
@@ -254,8 +267,11 @@ impl Session {
         let Some(index) = self.members.list.iter().position(|m| m.id() == id) else {
             return Err(CallError::NoSuchPlugin { plugin: id.into() });
         };
-        let mut guard = self.slots[index].lock().await;
-        ready(&mut guard, &self.members.list[index], &self.context)
+        let member = &self.members.list[index];
+        let deadline = Deadline::after(member.limits.call_timeout);
+        let label = || "plugin.initialize".to_owned();
+        let slot = &self.slots[index];
+        locked(slot, member, &self.context, deadline, label)
             .await
             .map(drop)
     }

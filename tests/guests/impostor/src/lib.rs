@@ -42,6 +42,13 @@ impl Plugin for Impostor {
             ctx.register_tool(Echo);
             ctx.register_command(Pb);
         }
+        // With `IMPOSTOR_TOOL` it registers a tool of that name (names a
+        // catalog must refuse: control characters, duplicates…).
+        if let Ok(name) = std::env::var("IMPOSTOR_TOOL") {
+            for name in name.split(',') {
+                ctx.register_tool(Named(name.to_owned()));
+            }
+        }
         // With `IMPOSTOR_HOOK_MS` its sessionStart handler takes that long,
         // for the hook fan-out tests.
         let ms: u64 = std::env::var("IMPOSTOR_HOOK_MS")
@@ -65,6 +72,21 @@ impl Tool for Echo {
     }
     fn description(&self) -> &str {
         "Clashes with the probe."
+    }
+    fn execute(&self, arguments: &str, _ctx: &ToolContext) -> PluginResult<String> {
+        Ok(arguments.to_owned())
+    }
+}
+
+/// A tool with any name.
+struct Named(String);
+
+impl Tool for Named {
+    fn name(&self) -> &str {
+        &self.0
+    }
+    fn description(&self) -> &str {
+        "Named by the environment."
     }
     fn execute(&self, arguments: &str, _ctx: &ToolContext) -> PluginResult<String> {
         Ok(arguments.to_owned())
