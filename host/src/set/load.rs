@@ -45,6 +45,8 @@ impl PluginSet {
     /// `<folder>/<folder>.wasm`. `options` decides each one's grant, limits
     /// and log sink from its manifest. One result per plugin found: a
     /// plugin that fails to load or clashes is reported and the rest go on.
+    /// Names belong to the plugin added first: load the plugins you trust
+    /// most (with [`PluginSet::load_file`]) before a folder.
     pub async fn load_dir(
         &mut self,
         dir: &Path,

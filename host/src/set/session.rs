@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::Mutex as AsyncMutex;
+use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
 
 use super::Members;
 use super::instance::{Instance, instance_in, locked, push_number};
@@ -136,12 +136,9 @@ impl Session {
             return Err(CallError::NoSuchTool { name: name.into() });
         };
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let member = &self.members.list[index];
-        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
         let label = || format!("tool.execute '{}'", printable(name));
-        let slot = &self.slots[index];
-        let mut guard = locked(slot, member, &self.context, deadline, label).await?;
-        let instance = instance_in(&mut guard, member)?;
+        let (mut guard, deadline) = self.lock_within(index, timeout, label).await?;
+        let instance = instance_in(&mut guard, &self.members.list[index])?;
         // The call's strings reuse the last call's buffers.
         let call = &mut instance.call;
         for (field, value) in [
@@ -191,12 +188,9 @@ impl Session {
             arguments,
             session_id: Some(self.context.id.to_string()),
         };
-        let member = &self.members.list[index];
-        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
         let label = || format!("command.execute '{}'", printable(name_or_alias));
-        let slot = &self.slots[index];
-        let mut guard = locked(slot, member, &self.context, deadline, label).await?;
-        let instance = instance_in(&mut guard, member)?;
+        let (mut guard, deadline) = self.lock_within(index, timeout, label).await?;
+        let instance = instance_in(&mut guard, &self.members.list[index])?;
         instance.host.execute_command_by(call, deadline).await
     }
 
@@ -267,13 +261,23 @@ impl Session {
         let Some(index) = self.members.list.iter().position(|m| m.id() == id) else {
             return Err(CallError::NoSuchPlugin { plugin: id.into() });
         };
-        let member = &self.members.list[index];
-        let deadline = Deadline::after(member.limits.call_timeout);
         let label = || "plugin.initialize".to_owned();
-        let slot = &self.slots[index];
-        locked(slot, member, &self.context, deadline, label)
-            .await
-            .map(drop)
+        self.lock_within(index, None, label).await.map(drop)
+    }
+
+    /// Plugin `index`'s instance, locked and ready within a deadline of
+    /// `timeout` from now (the plugin's call timeout if `None`), and that
+    /// deadline, for the call to run within.
+    async fn lock_within(
+        &self,
+        index: usize,
+        timeout: Option<Duration>,
+        label: impl Fn() -> String,
+    ) -> Result<(MutexGuard<'_, Option<Instance>>, Deadline), CallError> {
+        let member = &self.members.list[index];
+        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
+        let guard = locked(&self.slots[index], member, &self.context, deadline, label).await?;
+        Ok((guard, deadline))
     }
 
     /// Deactivates every instance (concurrently, each within its call
