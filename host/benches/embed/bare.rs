@@ -70,14 +70,15 @@ impl logging::Host for State {
     }
 }
 
-/// One initialized instance of a component.
-pub struct Bare {
-    store: Store<State>,
-    bindings: LingxiPlugin,
+/// A compiled component and its linker, on an engine of its own.
+pub struct Prepared {
+    engine: Engine,
+    component: Component,
+    linker: Linker<State>,
 }
 
-impl Bare {
-    pub async fn new(component: &Path) -> Bare {
+impl Prepared {
+    pub fn new(component: &Path) -> Prepared {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.memory_reservation(256 << 20);
@@ -88,15 +89,41 @@ impl Bare {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
         LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).expect("link");
+        Prepared {
+            engine,
+            component,
+            linker,
+        }
+    }
+}
+
+/// One initialized instance of a component.
+pub struct Bare {
+    store: Store<State>,
+    bindings: LingxiPlugin,
+}
+
+impl Bare {
+    pub async fn new(component: &Path) -> Bare {
+        Bare::instance(&Prepared::new(component)).await
+    }
+
+    /// A fresh initialized instance of a prepared component.
+    pub async fn instance(prepared: &Prepared) -> Bare {
+        let Prepared {
+            engine,
+            component,
+            linker,
+        } = prepared;
         let state = State {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
         };
-        let mut store = Store::new(&engine, state);
+        let mut store = Store::new(engine, state);
         // Never reached within a call: the epoch is not advanced here.
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
-        let bindings = LingxiPlugin::instantiate_async(&mut store, &component, &linker)
+        let bindings = LingxiPlugin::instantiate_async(&mut store, component, linker)
             .await
             .expect("instantiate");
         let request = types::InitializeRequest {
@@ -134,4 +161,37 @@ impl Bare {
         }
         crate::common::median(samples)
     }
+}
+
+/// Calls per second of bare calls from `threads` threads at once, each on
+/// its own instance of `component`, all on one engine (as a set's plugins
+/// are): the scaling the machine and wasmtime allow, to read the set's
+/// figure against.
+pub fn throughput(component: &Path, threads: usize, calls: usize) -> f64 {
+    let prepared = std::sync::Arc::new(Prepared::new(component));
+    let ready = std::sync::Arc::new(std::sync::Barrier::new(threads + 1));
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let ready = ready.clone();
+            let prepared = prepared.clone();
+            std::thread::spawn(move || {
+                let tokio = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio");
+                tokio.block_on(async {
+                    let mut bare = Bare::instance(&prepared).await;
+                    bare.cost(1000, 1, "{}").await;
+                    ready.wait();
+                    bare.cost(calls, 1, "{}").await
+                })
+            })
+        })
+        .collect();
+    ready.wait();
+    let start = Instant::now();
+    for worker in workers {
+        worker.join().expect("worker");
+    }
+    (threads * calls * 2) as f64 / start.elapsed().as_secs_f64()
 }

@@ -189,6 +189,13 @@ async fn throughput(set: &Arc<PluginSet>, tools: &'static [&'static str]) -> f64
 }
 
 fn scaling(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
+    // The baseline: bare wasmtime calls from one thread and from two.
+    let (mut bare_ones, mut bare_twos) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        bare_ones.push(bare::throughput(&guests.probe, 1, CALLS * 5));
+        bare_twos.push(bare::throughput(&guests.probe, 2, CALLS * 5));
+    }
+    let bare_scaling = median(bare_twos) / median(bare_ones);
     let (one, two, idle, contended) = tokio.block_on(async {
         let plugins = [&*guests.probe, &guests.quickstart, &guests.testbed];
         let set = Arc::new(set_of(pooled(), &plugins).await);
@@ -223,6 +230,7 @@ fn scaling(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
         two / one,
         verdict(two / one >= 1.7)
     );
+    println!("    (bare wasmtime calls from two threads: {bare_scaling:.2}× one thread)");
     println!(
         "  call latency while another plugin spins: {contended:.2} µs vs {idle:.2} idle = {:.2}×   (target ≤ 2: {})",
         contended / idle,
