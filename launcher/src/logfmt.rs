@@ -1,6 +1,7 @@
 //! How log lines look on stderr. A plugin's lines (target
-//! [`GUEST_TARGET`]) carry the plugin id, session and stream as fields; they
-//! are shown as `INFO [plugin stream] text`, the rest as tracing's default.
+//! [`GUEST_TARGET`]) and the host's lines about a plugin carry the plugin
+//! id (and session, stream) as fields; they are shown as
+//! `INFO [plugin stream] text`, the rest as tracing's default.
 
 use std::fmt;
 
@@ -33,8 +34,12 @@ impl Visit for GuestFields {
         }
     }
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            self.message = format!("{value:?}");
+        // `%value` fields arrive here too, shown with their `Display`.
+        match field.name() {
+            "plugin" => self.plugin = format!("{value:?}"),
+            "stream" => self.stream = format!("{value:?}"),
+            "message" => self.message = format!("{value:?}"),
+            _ => {}
         }
     }
 }
@@ -49,11 +54,11 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        if event.metadata().target() != GUEST_TARGET {
-            return self.default.format_event(ctx, writer, event);
-        }
         let mut fields = GuestFields::default();
         event.record(&mut fields);
+        if event.metadata().target() != GUEST_TARGET && fields.plugin.is_empty() {
+            return self.default.format_event(ctx, writer, event);
+        }
         let level = event.metadata().level();
         let space = if fields.stream.is_empty() { "" } else { " " };
         writeln!(

@@ -66,6 +66,11 @@ fn endless_loop_is_stopped_at_the_deadline_and_the_next_call_works() {
     assert!(status.success());
     // The fresh instance was re-initialized (its activation ran again).
     assert_eq!(stderr.matches("activation #1").count(), 2, "{stderr}");
+    // The host's own line about the plugin is labelled with it too.
+    assert!(
+        stderr.contains("WARN [com.lingxi.testbed] tool.execute 'spin' did not finish"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -42,8 +42,8 @@ impl PluginHost {
         }
         if self.live.as_ref().is_some_and(|live| live.in_call) {
             tracing::info!(
-                "[{}] the previous call was cancelled by its caller; restarting the plugin",
-                self.manifest().id
+                plugin = %self.origin.plugin, session = %self.origin.session,
+                "the previous call was cancelled by its caller; restarting the plugin"
             );
             self.live = None;
         }
@@ -55,8 +55,8 @@ impl PluginHost {
         let root = self.desired_root().map(Path::to_path_buf);
         if self.live.is_some() {
             tracing::info!(
-                "[{}] workspace root changed to {}; restarting the plugin with the new root mounted",
-                self.manifest().id,
+                plugin = %self.origin.plugin, session = %self.origin.session,
+                "workspace root changed to {}; restarting the plugin with the new root mounted",
                 root.as_deref()
                     .map(Path::display)
                     .map(|d| d.to_string())
@@ -94,7 +94,7 @@ impl PluginHost {
             quota: data.quota(),
         };
         self.live = None;
-        tracing::warn!("[{}] {error}", self.manifest().id);
+        tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{error}");
         Err(error)
     }
 
@@ -166,7 +166,7 @@ impl PluginHost {
         // data directory over quota (that is logged by `check_quota`, and the
         // next instance mounts it read-only).
         self.live = None;
-        tracing::warn!("[{}] {error}", self.component.manifest().id);
+        tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{error}");
         // A deadline the caller chose shorter than the plugin's own limit is
         // the caller's budget, not a sign of a broken plugin.
         let callers_budget = matches!(error, CallError::Timeout { .. })

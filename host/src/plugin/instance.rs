@@ -34,7 +34,7 @@ impl PluginHost {
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
         let net = crate::linker::apply(&self.policy, &self.grant, &mut wasi, &id, root.as_deref());
-        let data_writable = self.mount_data(&mut wasi, &id);
+        let data_writable = self.mount_data(&mut wasi);
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &self.origin, &self.limits);
         self.counters.instance();
@@ -77,12 +77,13 @@ impl PluginHost {
     /// Mounts the data directory at [`DATA_GUEST_PATH`]: read-write while it
     /// is within its quota, read-only past it. Returns `Some(writable)` if
     /// mounted.
-    fn mount_data(&self, wasi: &mut WasiCtxBuilder, id: &str) -> Option<bool> {
+    fn mount_data(&self, wasi: &mut WasiCtxBuilder) -> Option<bool> {
         let data = self.data.as_ref()?;
         let writable = data.within_quota();
         if !writable {
             tracing::warn!(
-                "[{id}] data directory {} is over its quota of {} bytes: mounted read-only",
+                plugin = %self.origin.plugin, session = %self.origin.session,
+                "data directory {} is over its quota of {} bytes: mounted read-only",
                 data.path().display(),
                 data.quota()
             );
@@ -96,7 +97,8 @@ impl PluginHost {
             Ok(_) => Some(writable),
             Err(e) => {
                 tracing::warn!(
-                    "[{id}] cannot mount data directory {}: {e}",
+                    plugin = %self.origin.plugin, session = %self.origin.session,
+                    "cannot mount data directory {}: {e}",
                     data.path().display()
                 );
                 None

@@ -222,7 +222,7 @@ impl PluginHost {
                 plugin: self.manifest().id.clone(),
                 differences: differences.join("; "),
             };
-            tracing::error!("[{}] {error}", self.manifest().id);
+            tracing::error!(plugin = %self.origin.plugin, session = %self.origin.session, "{error}");
             self.live = None;
             return Err(error);
         }

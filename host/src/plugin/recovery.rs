@@ -23,8 +23,8 @@ impl PluginHost {
         }
         if self.traps.len() >= self.limits.max_traps {
             tracing::error!(
-                "[{}] disabled after {} crashes within {} s; fix the plugin and start it again",
-                self.manifest().id,
+                plugin = %self.origin.plugin, session = %self.origin.session,
+                "disabled after {} crashes within {} s; fix the plugin and start it again",
                 self.traps.len(),
                 self.limits.trap_window.as_secs()
             );
