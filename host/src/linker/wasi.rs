@@ -85,7 +85,8 @@ pub(crate) fn perms(access: Access) -> FsPerms {
 fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, perms: FsPerms) {
     if !dir.is_absolute() {
         tracing::warn!(
-            "[{plugin_id}] {what} {} is not an absolute path; not mounted",
+            plugin = %plugin_id,
+            "{what} {} is not an absolute path; not mounted",
             dir.display()
         );
         return;
@@ -93,7 +94,8 @@ fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, per
     let guest_path = dir.to_string_lossy();
     if let Err(e) = wasi.preopened_dir(dir, guest_path.as_ref(), perms) {
         tracing::warn!(
-            "[{plugin_id}] cannot mount {what} {}: {e}; the plugin runs without it",
+            plugin = %plugin_id,
+            "cannot mount {what} {}: {e}; the plugin runs without it",
             dir.display()
         );
     }

@@ -99,7 +99,8 @@ impl PluginHost {
             DataDir::open(root, id, limits.max_storage_bytes)
                 .map_err(|e| {
                     tracing::warn!(
-                        "[{id}] no storage: cannot open its data directory under {}: {e}",
+                        plugin = %id,
+                        "no storage: cannot open its data directory under {}: {e}",
                         root.display()
                     )
                 })

@@ -174,8 +174,8 @@ impl NetGuard {
             .collect();
         if matching.is_empty() {
             tracing::warn!(
-                "[{}] name lookup of {name:?} denied: not in the network allow-list (allow it with --allow-net {normalized}:PORT)",
-                self.plugin_id
+                plugin = %self.plugin_id,
+                "name lookup of {name:?} denied: not in the network allow-list (allow it with --allow-net {normalized}:PORT)",
             );
             return None;
         }
@@ -207,8 +207,8 @@ impl NetGuard {
     /// only (a server on an ephemeral port is still a server).
     pub fn deny_listen(&self, addr: SocketAddr) -> bool {
         tracing::warn!(
-            "[{}] listening on {addr} denied: plugins may not accept connections",
-            self.plugin_id
+            plugin = %self.plugin_id,
+            "listening on {addr} denied: plugins may not accept connections",
         );
         false
     }
@@ -221,8 +221,8 @@ impl NetGuard {
             let allowed = addr.port() == 0;
             if !allowed {
                 tracing::warn!(
-                    "[{}] bind to {addr} denied: plugins may not listen on a chosen port",
-                    self.plugin_id
+                    plugin = %self.plugin_id,
+                    "bind to {addr} denied: plugins may not listen on a chosen port",
                 );
             }
             return allowed;
@@ -240,8 +240,8 @@ impl NetGuard {
         });
         if !allowed {
             tracing::warn!(
-                "[{}] connection to {addr} denied: not in the network allow-list (allow it with --allow-net {})",
-                self.plugin_id,
+                plugin = %self.plugin_id,
+                "connection to {addr} denied: not in the network allow-list (allow it with --allow-net {})",
                 match addr {
                     SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
                     SocketAddr::V4(a) => a.to_string(),
