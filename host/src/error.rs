@@ -136,7 +136,7 @@ pub enum CallError {
     },
     /// The plugin trapped too often and is disabled.
     #[error(
-        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin and start it again"
+        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin, then start it again (a new session, or a restart)"
     )]
     Disabled {
         /// The plugin id.
@@ -176,6 +176,18 @@ pub enum CallError {
         plugin: String,
         /// What went wrong.
         reason: String,
+    },
+    /// The call never ran: the plugin's instance in this session was still
+    /// busy with an earlier call when the call's deadline passed.
+    #[error(
+        "{call} was not run: the plugin was still busy with an earlier call of this session after {:.1} s; nothing was stopped (call it again later, or give it a longer deadline)",
+        limit.as_secs_f64()
+    )]
+    Busy {
+        /// What was called.
+        call: String,
+        /// The deadline in force.
+        limit: Duration,
     },
     /// No plugin of this id is in the session's set.
     #[error("no plugin {plugin} in this session; the set's ids list the plugins there are")]

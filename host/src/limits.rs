@@ -28,8 +28,11 @@ pub struct Limits {
     pub max_result_bytes: usize,
     /// Most bytes one call may write to stdout, stderr and the log together.
     pub max_output_bytes: usize,
-    /// A plugin that traps this many times within [`Limits::trap_window`] is
-    /// disabled until the launcher restarts.
+    /// A plugin that traps (or reaches its own deadline) this many times
+    /// within [`Limits::trap_window`] is disabled for the life of its
+    /// [`PluginHost`](crate::PluginHost): in the launcher until it restarts,
+    /// in a set for that session (until
+    /// [`Session::deactivate`](crate::Session::deactivate) or a new session).
     pub max_traps: usize,
     /// The window in which traps are counted.
     pub trap_window: Duration,

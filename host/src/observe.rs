@@ -44,7 +44,8 @@ impl LogSource {
 pub struct LogLine<'a> {
     /// The plugin id.
     pub plugin: &'a str,
-    /// The session the instance belongs to (empty outside sessions).
+    /// The session the instance belongs to: empty for a lone
+    /// [`PluginHost`](crate::PluginHost), `(loading)` while a set loads it.
     pub session: &'a str,
     /// Logger level or output stream.
     pub source: LogSource,
@@ -136,7 +137,9 @@ pub struct Stats {
     pub traps: u64,
     /// Calls stopped at their deadline.
     pub timeouts: u64,
-    /// Instances created (sessions, and restarts after a crash).
+    /// Instances created: the one a set makes to load the plugin, one per
+    /// session, and every restart (after a crash, a timeout, a cancelled
+    /// call or a change of workspace root).
     pub instances: u64,
     /// Wall-clock time spent in calls.
     pub busy: Duration,

@@ -203,13 +203,18 @@ pub fn error_text(error: &CallError) -> String {
         CallError::Timeout { .. } => ("raise the call timeout", "--timeout SECONDS"),
         CallError::Memory { .. } => ("raise the memory limit", "--max-memory MIB"),
         CallError::StorageQuota { .. } => ("raise the storage quota", "--storage-quota MIB"),
-        CallError::Disabled { .. } => ("start it again", "restart the launcher"),
+        CallError::Disabled { .. } => {
+            let text = error.to_string();
+            return text.replace(
+                "(a new session, or a restart)",
+                "by restarting the launcher",
+            );
+        }
         _ => return error.to_string(),
     };
     error
         .to_string()
         .replacen(phrase, &format!("{phrase} with {flag}"), 1)
-        .replace("with restart the launcher", "by restarting the launcher")
 }
 
 /// Serves the JSONL protocol on stdin/stdout until EOF.
@@ -275,7 +280,7 @@ mod tests {
         };
         let text = super::error_text(&disabled);
         assert!(
-            text.contains("start it again by restarting the launcher"),
+            text.contains("then start it again by restarting the launcher"),
             "{text}"
         );
         let plugin = CallError::Plugin("its own words".into());

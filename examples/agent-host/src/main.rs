@@ -60,13 +60,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let alice = Arc::new(set.session("alice", None)?);
     let bob = set.session("bob", None)?;
 
-    // Calls to different plugins and sessions run in parallel.
-    let (a, b, c) = tokio::join!(
-        alice.call_tool("probe.echo", r#"{"q":"hi"}"#),
-        bob.call_tool("echo", r#"{"text":"hello"}"#),
-        bob.call_tool("ok", "x"),
+    // Calls to different plugins and sessions run in parallel when each
+    // runs on a task of its own (here, on the runtime's worker threads).
+    let bob = Arc::new(bob);
+    let call =
+        |session: &Arc<lingxi_wasm_host::Session>, tool: &'static str, args: &'static str| {
+            let session = session.clone();
+            tokio::spawn(async move { session.call_tool(tool, args).await })
+        };
+    let a = call(&alice, "probe.echo", r#"{"q":"hi"}"#);
+    let b = call(&bob, "echo", r#"{"text":"hello"}"#);
+    let c = call(&bob, "ok", "x");
+    println!(
+        "parallel calls: {:?} {:?} {:?}",
+        a.await??,
+        b.await??,
+        c.await??
     );
-    println!("parallel calls: {:?} {:?} {:?}", a?, b?, c?);
 
     // A hook reaches every plugin that subscribed to it, concurrently.
     let start = HookPayload {
@@ -120,9 +130,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    bob.close().await;
-    if let Ok(alice) = Arc::try_unwrap(alice) {
-        alice.close().await;
-    }
+    // Deactivate and free every instance now (dropping the sessions would
+    // do it in the background).
+    bob.deactivate().await;
+    alice.deactivate().await;
     Ok(())
 }

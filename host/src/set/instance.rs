@@ -60,8 +60,8 @@ pub(super) async fn locked<'a>(
     deadline: Deadline,
     call: impl Fn() -> String,
 ) -> Result<MutexGuard<'a, Option<Instance>>, CallError> {
-    let expired = |what: &str| CallError::Timeout {
-        call: format!("{} ({what})", call()),
+    let busy = || CallError::Busy {
+        call: call(),
         limit: deadline.budget(),
     };
     // A call that never has to wait still spends the task's cooperative
@@ -71,19 +71,17 @@ pub(super) async fn locked<'a>(
     // (`try_lock` never overtakes calls already queued.)
     let mut guard = match slot.try_lock() {
         Ok(guard) => guard,
-        Err(_) => deadline
-            .run(slot.lock())
-            .await
-            .map_err(|_| expired("waiting for the plugin's previous call"))?,
+        Err(_) => deadline.run(slot.lock()).await.map_err(|_| busy())?,
     };
     if guard.as_ref().is_some_and(|instance| instance.initialized) {
         prepared(&mut guard, member, context);
         return Ok(guard);
     }
     let starting = deadline.run(ready(&mut guard, member, context));
-    starting
-        .await
-        .map_err(|_| expired("starting the plugin"))??;
+    starting.await.map_err(|_| CallError::Timeout {
+        call: format!("{} (starting the plugin)", call()),
+        limit: deadline.budget(),
+    })??;
     Ok(guard)
 }
 

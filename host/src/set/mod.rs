@@ -59,7 +59,33 @@ pub(crate) struct Members {
     pub(crate) commands: HashMap<String, usize>,
 }
 
-/// Many sandboxed plugins, each with its own grant and limits.
+/// Many sandboxed plugins, each with its own grant and limits, for an agent
+/// host: load them ([`PluginSet::load_file`], [`PluginSet::load_dir`],
+/// [`PluginSet::add`]), list their tools ([`PluginSet::catalog`]), open a
+/// [`Session`] per conversation.
+///
+/// A packed executable's component is compiled here; its native code never
+/// runs, its precompiled code is never used and the grants packed into it
+/// are ignored: [`PluginOptions`] decide (by default nothing is granted).
+/// Ids are unique and tool and command names belong to the plugin added
+/// first; a plugin whose names clash, or are not printable, is refused.
+///
+/// ```no_run
+/// use lingxi_wasm_host::{PluginOptions, PluginSet, Runtime, RuntimeConfig};
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut set = PluginSet::new(Runtime::with_config(RuntimeConfig::pooled(1000))?);
+/// for (path, loaded) in set.load_dir("plugins".as_ref(), |_| PluginOptions::default()).await? {
+///     if let Err(refused) = loaded {
+///         eprintln!("{}: {refused}", path.display());
+///     }
+/// }
+/// let session = set.session("conversation-1", None)?;
+/// let answer = session.call_tool("probe.echo", r#"{"q":1}"#).await?;
+/// session.close().await;
+/// # Ok(())
+/// # }
+/// ```
 pub struct PluginSet {
     runtime: Runtime,
     members: Arc<Members>,
@@ -67,15 +93,26 @@ pub struct PluginSet {
     limits: Limits,
 }
 
-/// How a plugin joins a set.
-#[derive(Clone, Default)]
+/// How a plugin joins a set. `Default` grants nothing ([`no_grant`]).
+#[derive(Clone)]
 pub struct PluginOptions {
-    /// What the user grants it (nothing by default).
+    /// What the user grants it: nothing by default. (`Grant::default()`
+    /// grants whatever the manifest declares, the launcher's default.)
     pub grant: Grant,
     /// Its limits; `None` takes the set's.
     pub limits: Option<Limits>,
     /// Where its log lines and output go besides `tracing`.
     pub log_sink: Option<LogSink>,
+}
+
+impl Default for PluginOptions {
+    fn default() -> Self {
+        PluginOptions {
+            grant: no_grant(),
+            limits: None,
+            log_sink: None,
+        }
+    }
 }
 
 impl PluginOptions {
@@ -102,9 +139,12 @@ fn bad_names(handshake: &wit::Handshake) -> Option<String> {
             Some(format!(
                 "its {kind} '{shown}' is empty or longer than {MAX_NAME} bytes"
             ))
-        } else if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        } else if name
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || invisible(c))
+        {
             Some(format!(
-                "its {kind} '{shown}' contains control characters or spaces"
+                "its {kind} '{shown}' contains control characters, spaces or invisible characters"
             ))
         } else {
             None
@@ -136,6 +176,21 @@ fn bad_names(handshake: &wit::Handshake) -> Option<String> {
     None
 }
 
+/// Characters that change how text looks without showing: zero-width
+/// ones and bidirectional controls (a name with one could pass for
+/// another plugin's).
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{00AD}'
+    )
+}
+
 /// Grants nothing: the plugin runs with no capability at all.
 pub fn no_grant() -> Grant {
     Grant {
@@ -146,7 +201,8 @@ pub fn no_grant() -> Grant {
 
 impl PluginSet {
     /// An empty set on `runtime`, with default limits, that initializes its
-    /// plugins as LingXi Core `core_version` speaking IPC version 1 would.
+    /// plugins with `hostIPCVersion` 1 and no `coreVersion` (set another
+    /// request with [`PluginSet::with_initialize`]).
     pub fn new(runtime: Runtime) -> Self {
         PluginSet {
             runtime,
@@ -190,7 +246,7 @@ impl PluginSet {
         let id = component.manifest().id.clone();
         if let Some(first) = self.members.list.iter().find(|m| m.id() == id) {
             return Err(SetError::DuplicateId {
-                plugin: id,
+                plugin: crate::stdio::printable(&id).into_owned(),
                 first: first.source.clone(),
                 second: source.to_owned(),
             });
@@ -299,7 +355,9 @@ impl PluginSet {
     /// A session: every plugin gets an instance of its own for it, made on
     /// the session's first call to that plugin and initialized, that sees
     /// `snapshot` (and later ones given to [`Session::set_snapshot`]).
-    /// Dropping the session deactivates and frees its instances.
+    /// Dropping the session deactivates and frees its instances. A session
+    /// keeps the plugins the set had when it was opened: plugins added
+    /// later are in later sessions only.
     pub fn session(
         &self,
         id: impl Into<String>,
@@ -353,15 +411,25 @@ mod tests {
         }
     }
 
+    /// Hosts share sets and sessions across tasks (`Arc`, `tokio::spawn`).
+    #[test]
+    fn sets_and_sessions_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<PluginSet>();
+        send_sync::<Session>();
+        send_sync::<Catalog>();
+    }
+
     #[test]
     fn names_a_catalog_cannot_hold() {
         assert_eq!(bad_names(&handshake(&["a", "b.c"], &[("x", &["y"])])), None);
         type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a [&'a str])], &'a str);
-        let cases: [Case; 5] = [
+        let cases: [Case; 6] = [
             (&["a", "a"], &[], "registers tool 'a' twice"),
             (&[], &[("x", &["X"])], "registers command 'X' twice"),
             (&["evil\nline"], &[], "control characters"),
             (&["two words"], &[], "spaces"),
+            (&["probe.echo\u{200B}"], &[], "invisible"),
             (&[""], &[], "empty"),
         ];
         for (tools, commands, expected) in cases {

@@ -44,9 +44,18 @@ impl Context {
 }
 
 /// One session: an instance of every plugin of the set, each made when
-/// first called. Dropping it deactivates its instances (on the current
-/// tokio runtime, in the background) and frees them; [`Session::close`]
-/// does the same and waits for it.
+/// first called (from the plugin's pre-linked component: no compiling) and
+/// initialized. Calls to one instance queue in order; calls to different
+/// plugins or sessions run in parallel when each runs on a task of its own
+/// on a multi-threaded runtime. A call's deadline counts from the call:
+/// waiting behind the instance's previous call and starting a fresh
+/// instance are within it. Dropping a call's future cancels it (the
+/// instance is replaced at the next call).
+///
+/// Dropping the session deactivates its instances in the background on the
+/// current tokio runtime (without one, they are freed without their
+/// deactivate hook); [`Session::close`] does it and waits. `Send + Sync`:
+/// share it in an `Arc`.
 pub struct Session {
     pub(super) context: Arc<Context>,
     pub(super) members: Arc<Members>,
@@ -231,18 +240,19 @@ impl Session {
         let mut outcomes = Vec::with_capacity(started.len());
         while let Some(joined) = tasks.join_next_with_id().await {
             let (id, result) = match joined {
-                Ok((id, result)) => (id, result),
-                Err(e) => (
-                    e.id(),
-                    Err(CallError::Instantiate {
-                        plugin: String::new(),
-                        reason: format!("the host task running the hook failed: {e}"),
-                    }),
-                ),
+                Ok((id, result)) => (id, Ok(result)),
+                Err(e) => (e.id(), Err(e)),
             };
             let Some(&(_, index)) = started.iter().find(|(task, _)| *task == id) else {
                 continue;
             };
+            // A task that failed (a log sink that panicked) is that plugin's.
+            let result = result.unwrap_or_else(|e| {
+                Err(CallError::Instantiate {
+                    plugin: self.members.list[index].id().to_owned(),
+                    reason: format!("the host task running the hook failed: {e}"),
+                })
+            });
             outcomes.push((index, result));
         }
         outcomes.sort_by_key(|(index, _)| *index);
