@@ -95,6 +95,22 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// A name from a caller or a plugin (a tool, a command, a plugin id) as
+/// messages show it: [`printable`], and cut after 128 bytes so a huge name
+/// cannot make a huge error text or log line.
+pub(crate) fn shown_name(name: &str) -> String {
+    const MAX: usize = 128;
+    let text = printable(name);
+    if text.len() <= MAX {
+        return text.into_owned();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 impl Drop for LineBuffer {
     fn drop(&mut self) {
         self.emit();
@@ -219,6 +235,17 @@ mod tests {
         out.charge(&[b'\n'; 10]).unwrap();
         assert!(budget.spend(1000 - 10 - 10 * per_line).is_ok());
         assert!(budget.spend(1).is_err());
+    }
+
+    #[test]
+    fn names_in_messages_are_printable_and_short() {
+        assert_eq!(shown_name("probe.echo"), "probe.echo");
+        assert_eq!(shown_name("a\nb"), "a?b");
+        let long = shown_name(&"é".repeat(1000));
+        assert!(
+            long.len() <= 128 + '…'.len_utf8() && long.ends_with('…'),
+            "{long}"
+        );
     }
 
     #[test]

@@ -272,3 +272,33 @@ fn names_a_catalog_cannot_hold_are_refused() {
         }
     });
 }
+
+#[test]
+fn a_fifo_or_a_folder_given_as_a_plugin_file_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("plugin.wasm");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (done, answer) = std::sync::mpsc::channel();
+    let folder = dir.path().to_owned();
+    std::thread::spawn(move || {
+        tokio().block_on(async {
+            let mut set = set();
+            let from_fifo = set.load_file(&fifo, PluginOptions::default()).await;
+            let from_fifo = from_fifo.err().map(|e| e.to_string());
+            let from_folder = set.load_file(&folder, PluginOptions::default()).await;
+            let from_folder = from_folder.err().map(|e| e.to_string());
+            let _ = done.send((from_fifo, from_folder));
+        })
+    });
+    let (fifo_error, folder_error) = answer
+        .recv_timeout(Duration::from_secs(30))
+        .expect("loading a FIFO never returned");
+    let fifo_error = fifo_error.unwrap_or_default();
+    assert!(fifo_error.contains("not a regular file"), "{fifo_error}");
+    let folder_error = folder_error.unwrap_or_default();
+    assert!(folder_error.contains("is a directory"), "{folder_error}");
+}

@@ -9,7 +9,7 @@ use wasmtime::Store;
 use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::state::HostState;
-use crate::stdio::printable;
+use crate::stdio::shown_name;
 
 /// A call into the guest, borrowing its arguments.
 pub(super) enum Call<'a> {
@@ -68,9 +68,9 @@ impl Display for Call<'_> {
         match self {
             Call::Initialize(_) => f.write_str("plugin.initialize"),
             Call::Reinitialize(_) => f.write_str("plugin.initialize (after restart)"),
-            Call::Tool(call) => write!(f, "tool.execute '{}'", printable(&call.tool_name)),
+            Call::Tool(call) => write!(f, "tool.execute '{}'", shown_name(&call.tool_name)),
             Call::Command(call) => {
-                write!(f, "command.execute '{}'", printable(&call.command_name))
+                write!(f, "command.execute '{}'", shown_name(&call.command_name))
             }
             Call::Hook(payload) => write!(f, "hook.emit '{}'", payload.event.wire_name()),
             Call::Deactivate => f.write_str("deactivate"),

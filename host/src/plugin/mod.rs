@@ -128,6 +128,11 @@ impl PluginHost {
         self.origin.sink = Some(sink);
     }
 
+    /// Whether its last `plugin.initialize` succeeded (restarts replay it).
+    pub(crate) fn is_initialized(&self) -> bool {
+        self.initialized_with.is_some()
+    }
+
     /// The component it runs.
     pub(crate) fn component(&self) -> &PluginComponent {
         &self.component
@@ -177,17 +182,9 @@ impl PluginHost {
     /// the previous one kept; an older one than stored is ignored; an equal or
     /// newer one replaces the stored one entirely.
     pub fn apply_snapshot(&mut self, snapshot: wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
-        if !SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
-            return Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version));
+        if replaces(self.snapshot.as_deref(), &snapshot)? {
+            self.snapshot = Some(Arc::new(snapshot));
         }
-        if let Some(stored) = &self.snapshot {
-            let key = |t: &wit::Timestamp| (t.seconds, t.nanoseconds);
-            if key(&snapshot.observed_at) < key(&stored.observed_at) {
-                tracing::debug!("ignoring a snapshot older than the stored one");
-                return Ok(());
-            }
-        }
-        self.snapshot = Some(Arc::new(snapshot));
         Ok(())
     }
 
@@ -196,10 +193,9 @@ impl PluginHost {
         &mut self,
         snapshot: Arc<wit::RuntimeSnapshot>,
     ) -> Result<(), SnapshotError> {
-        if !SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
-            return Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version));
+        if replaces(self.snapshot.as_deref(), &snapshot)? {
+            self.snapshot = Some(snapshot);
         }
-        self.snapshot = Some(snapshot);
         Ok(())
     }
 
@@ -358,6 +354,24 @@ impl PluginHost {
         }
         Ok(())
     }
+}
+
+/// Whether `snapshot` replaces `stored` (the `host.snapshot` rules): one of
+/// an unsupported IPC version is refused and the stored one kept; an older
+/// one than stored is ignored; an equal or newer one replaces it entirely.
+pub(crate) fn replaces(
+    stored: Option<&wit::RuntimeSnapshot>,
+    snapshot: &wit::RuntimeSnapshot,
+) -> Result<bool, SnapshotError> {
+    if !SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
+        return Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version));
+    }
+    let key = |t: &wit::Timestamp| (t.seconds, t.nanoseconds);
+    let older = stored.is_some_and(|s| key(&snapshot.observed_at) < key(&s.observed_at));
+    if older {
+        tracing::debug!("ignoring a snapshot older than the stored one");
+    }
+    Ok(!older)
 }
 
 impl Drop for PluginHost {

@@ -7,12 +7,14 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use super::instance::{Instance, empty_call, prepared, ready};
+use super::instance::{Instance, empty_call, instance_in, lock_bounded, prepared};
 use super::session::Context;
 use super::{Member, Members, Session};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
+use crate::limits::Deadline;
 use crate::plugin::PluginHost;
+use crate::stdio::shown_name;
 
 impl Session {
     /// A session of one plugin, over a host already made: nothing is
@@ -45,8 +47,6 @@ impl Session {
             host,
             snapshot_version: 0,
             call: empty_call(),
-            // The caller sends `plugin.initialize` itself.
-            initialized: true,
         };
         Session {
             context: Arc::new(Context {
@@ -57,6 +57,8 @@ impl Session {
                 },
                 snapshot: Mutex::new(None),
                 snapshot_version: AtomicU64::new(0),
+                // The caller sends `plugin.initialize` itself.
+                auto_initialize: false,
             }),
             members: Arc::new(members),
             slots: vec![Arc::new(tokio::sync::Mutex::new(Some(instance)))].into(),
@@ -69,7 +71,7 @@ impl Session {
         list.iter()
             .position(|m| m.id() == plugin)
             .ok_or_else(|| CallError::NoSuchPlugin {
-                plugin: plugin.into(),
+                plugin: shown_name(plugin),
             })
     }
 
@@ -81,11 +83,12 @@ impl Session {
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
         let index = self.index_of(plugin)?;
-        let mut guard = self.slots[index].lock().await;
-        let instance = prepared(&mut guard, &self.members.list[index], &self.context);
-        let handshake = instance.host.initialize(request).await?;
-        instance.initialized = true;
-        Ok(handshake)
+        let member = &self.members.list[index];
+        let deadline = Deadline::after(member.limits.call_timeout);
+        let label = || "plugin.initialize".to_owned();
+        let mut guard = lock_bounded(&self.slots[index], deadline, &label).await?;
+        let instance = prepared(&mut guard, member, &self.context);
+        instance.host.initialize(request).await
     }
 
     /// `tool.execute` of `call`, as it is, by plugin `plugin`.
@@ -95,9 +98,10 @@ impl Session {
         call: wit::ToolCall,
     ) -> Result<String, CallError> {
         let index = self.index_of(plugin)?;
-        let mut guard = self.slots[index].lock().await;
-        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
-        instance.host.execute_tool(call).await
+        let label = || format!("tool.execute '{}'", shown_name(&call.tool_name));
+        let (mut guard, deadline) = self.lock_within(index, None, label).await?;
+        let instance = instance_in(&mut guard, &self.members.list[index])?;
+        instance.host.call_tool_by_ref(&call, deadline).await
     }
 
     /// `command.execute` of `call`, as it is, by plugin `plugin`.
@@ -107,16 +111,18 @@ impl Session {
         call: wit::CommandCall,
     ) -> Result<wit::CommandResult, CallError> {
         let index = self.index_of(plugin)?;
-        let mut guard = self.slots[index].lock().await;
-        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
-        instance.host.execute_command(call).await
+        let label = || format!("command.execute '{}'", shown_name(&call.command_name));
+        let (mut guard, deadline) = self.lock_within(index, None, label).await?;
+        let instance = instance_in(&mut guard, &self.members.list[index])?;
+        instance.host.execute_command_by(call, deadline).await
     }
 
     /// `hook.emit` of `payload` to plugin `plugin` only.
     pub async fn emit_to(&self, plugin: &str, payload: wit::HookPayload) -> Result<(), CallError> {
         let index = self.index_of(plugin)?;
-        let mut guard = self.slots[index].lock().await;
-        let instance = ready(&mut guard, &self.members.list[index], &self.context).await?;
-        instance.host.emit_hook(payload).await
+        let label = || format!("hook.emit '{}'", payload.event.wire_name());
+        let (mut guard, deadline) = self.lock_within(index, None, label).await?;
+        let instance = instance_in(&mut guard, &self.members.list[index])?;
+        instance.host.emit_hook_by(payload, deadline).await
     }
 }

@@ -21,10 +21,16 @@ pub(super) struct Instance {
     pub(super) snapshot_version: u64,
     /// The last tool call, kept so the next one reuses its buffers.
     pub(super) call: wit::ToolCall,
-    /// Whether its `initialize` succeeded (or, in a single-plugin session,
-    /// is the caller's to send): a first call cancelled mid-initialize
-    /// leaves it unset, and the next call initializes again.
-    pub(super) initialized: bool,
+}
+
+impl Instance {
+    /// Whether a call must initialize it first: in a set's session, until
+    /// an `initialize` succeeded (a first call cancelled mid-initialize
+    /// leaves it to the next); never in a single-plugin session, whose
+    /// caller sends `plugin.initialize` itself.
+    fn needs_initialize(&self, context: &Context) -> bool {
+        context.auto_initialize && !self.host.is_initialized()
+    }
 }
 
 /// The instance in `slot`, made and initialized if this is the session's
@@ -35,13 +41,12 @@ pub(super) async fn ready<'a>(
     context: &Context,
 ) -> Result<&'a mut Instance, CallError> {
     let instance = prepared(slot, member, context);
-    if !instance.initialized {
+    if instance.needs_initialize(context) {
         let request = context.initialize.clone();
         if let Err(e) = instance.host.initialize(request).await {
             *slot = None;
             return Err(e);
         }
-        instance.initialized = true;
     }
     // Just made or already there.
     slot.as_mut().ok_or_else(|| CallError::Instantiate {
@@ -60,20 +65,17 @@ pub(super) async fn locked<'a>(
     deadline: Deadline,
     call: impl Fn() -> String,
 ) -> Result<MutexGuard<'a, Option<Instance>>, CallError> {
-    let busy = || CallError::Busy {
-        call: call(),
-        limit: deadline.budget(),
-    };
-    // A call that never has to wait still spends the task's cooperative
-    // budget, so a host task making calls in a loop lets others run.
+    // Inline, not through `lock_bounded`: one future less on the way of
+    // every call.
     tokio::task::coop::consume_budget().await;
-    // Most calls find the instance free and started: no waiting to bound.
-    // (`try_lock` never overtakes calls already queued.)
     let mut guard = match slot.try_lock() {
         Ok(guard) => guard,
-        Err(_) => deadline.run(slot.lock()).await.map_err(|_| busy())?,
+        Err(_) => wait_bounded(slot, deadline, &call).await?,
     };
-    if guard.as_ref().is_some_and(|instance| instance.initialized) {
+    if guard
+        .as_ref()
+        .is_some_and(|instance| !instance.needs_initialize(context))
+    {
         prepared(&mut guard, member, context);
         return Ok(guard);
     }
@@ -83,6 +85,37 @@ pub(super) async fn locked<'a>(
         limit: deadline.budget(),
     })??;
     Ok(guard)
+}
+
+/// `slot`, locked within `deadline`: a call still waiting behind the
+/// instance's previous one when it passes is [`CallError::Busy`].
+pub(super) async fn lock_bounded<'a>(
+    slot: &'a Slot,
+    deadline: Deadline,
+    call: &impl Fn() -> String,
+) -> Result<MutexGuard<'a, Option<Instance>>, CallError> {
+    // A call that never has to wait still spends the task's cooperative
+    // budget, so a host task making calls in a loop lets others run.
+    tokio::task::coop::consume_budget().await;
+    // Most calls find the instance free: no waiting to bound. (`try_lock`
+    // never overtakes calls already queued.)
+    match slot.try_lock() {
+        Ok(guard) => Ok(guard),
+        Err(_) => wait_bounded(slot, deadline, call).await,
+    }
+}
+
+/// Waits for `slot` until `deadline`.
+async fn wait_bounded<'a>(
+    slot: &'a Slot,
+    deadline: Deadline,
+    call: &impl Fn() -> String,
+) -> Result<MutexGuard<'a, Option<Instance>>, CallError> {
+    let waiting = deadline.run(slot.lock());
+    waiting.await.map_err(|_| CallError::Busy {
+        call: call(),
+        limit: deadline.budget(),
+    })
 }
 
 /// The instance a [`locked`] guard holds.
@@ -122,7 +155,6 @@ pub(super) fn prepared<'a>(
             // Never equal to a real version: the snapshot is taken below.
             snapshot_version: u64::MAX,
             call: empty_call(),
-            initialized: false,
         }
     });
     if instance.snapshot_version != version {

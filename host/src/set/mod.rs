@@ -134,7 +134,7 @@ const MAX_NAME: usize = 128;
 /// registers twice (commands without regard to case).
 fn bad_names(handshake: &wit::Handshake) -> Option<String> {
     let bad = |kind: &str, name: &str| {
-        let shown = crate::stdio::printable(name);
+        let shown = crate::stdio::shown_name(name);
         if name.is_empty() || name.len() > MAX_NAME {
             Some(format!(
                 "its {kind} '{shown}' is empty or longer than {MAX_NAME} bytes"
@@ -246,7 +246,7 @@ impl PluginSet {
         let id = component.manifest().id.clone();
         if let Some(first) = self.members.list.iter().find(|m| m.id() == id) {
             return Err(SetError::DuplicateId {
-                plugin: crate::stdio::printable(&id).into_owned(),
+                plugin: crate::stdio::shown_name(&id),
                 first: first.source.clone(),
                 second: source.to_owned(),
             });
@@ -276,7 +276,7 @@ impl PluginSet {
         }
         if let Some(reason) = bad_names(&handshake) {
             return Err(SetError::BadName {
-                plugin: crate::stdio::printable(&id).into_owned(),
+                plugin: crate::stdio::shown_name(&id),
                 from: source.to_owned(),
                 reason,
             });

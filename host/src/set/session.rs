@@ -15,8 +15,8 @@ use super::instance::{Instance, instance_in, locked, push_number};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::Deadline;
-use crate::protocol::SUPPORTED_IPC_VERSIONS;
-use crate::stdio::printable;
+use crate::plugin::replaces;
+use crate::stdio::shown_name;
 
 /// One plugin's instance in a session, made on first use.
 pub(super) type Slot = AsyncMutex<Option<Instance>>;
@@ -30,6 +30,10 @@ pub(super) struct Context {
     /// Counts accepted snapshots: an instance takes the new one only when
     /// this moved (no lock on the way of a call otherwise).
     pub(super) snapshot_version: AtomicU64,
+    /// Whether a call initializes a fresh instance with `initialize` first
+    /// (a set's sessions), or the caller sends `plugin.initialize` itself
+    /// ([`Session::single`]).
+    pub(super) auto_initialize: bool,
 }
 
 impl Context {
@@ -80,7 +84,7 @@ impl Session {
         snapshot: Option<wit::RuntimeSnapshot>,
     ) -> Result<Session, SnapshotError> {
         if let Some(snapshot) = &snapshot {
-            check_version(snapshot)?;
+            replaces(None, snapshot)?;
         }
         let slots = members.list.iter().map(|_| Arc::default()).collect();
         Ok(Session {
@@ -89,6 +93,7 @@ impl Session {
                 initialize,
                 snapshot: Mutex::new(snapshot.map(Arc::new)),
                 snapshot_version: AtomicU64::new(0),
+                auto_initialize: true,
             }),
             members,
             slots,
@@ -110,12 +115,8 @@ impl Session {
     /// unsupported IPC version is refused, one older than the stored one
     /// ignored; it is shared, never copied per instance or per call.
     pub fn set_snapshot(&self, snapshot: wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
-        check_version(&snapshot)?;
         let mut stored = self.context.lock_snapshot();
-        let key = |t: &wit::Timestamp| (t.seconds, t.nanoseconds);
-        if let Some(old) = stored.as_deref()
-            && key(&snapshot.observed_at) < key(&old.observed_at)
-        {
+        if !replaces(stored.as_deref(), &snapshot)? {
             return Ok(());
         }
         *stored = Some(Arc::new(snapshot));
@@ -142,10 +143,12 @@ impl Session {
         timeout: Option<Duration>,
     ) -> Result<String, CallError> {
         let Some(&index) = self.members.tools.get(name) else {
-            return Err(CallError::NoSuchTool { name: name.into() });
+            return Err(CallError::NoSuchTool {
+                name: shown_name(name),
+            });
         };
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let label = || format!("tool.execute '{}'", printable(name));
+        let label = || format!("tool.execute '{}'", shown_name(name));
         let (mut guard, deadline) = self.lock_within(index, timeout, label).await?;
         let instance = instance_in(&mut guard, &self.members.list[index])?;
         // The call's strings reuse the last call's buffers.
@@ -189,7 +192,7 @@ impl Session {
         let key = name_or_alias.to_lowercase();
         let Some(&index) = self.members.commands.get(&key) else {
             return Err(CallError::NoSuchCommand {
-                name: name_or_alias.into(),
+                name: shown_name(name_or_alias),
             });
         };
         let call = wit::CommandCall {
@@ -197,7 +200,7 @@ impl Session {
             arguments,
             session_id: Some(self.context.id.to_string()),
         };
-        let label = || format!("command.execute '{}'", printable(name_or_alias));
+        let label = || format!("command.execute '{}'", shown_name(name_or_alias));
         let (mut guard, deadline) = self.lock_within(index, timeout, label).await?;
         let instance = instance_in(&mut guard, &self.members.list[index])?;
         instance.host.execute_command_by(call, deadline).await
@@ -269,7 +272,9 @@ impl Session {
     /// initialized, instead of at the session's first call to it.
     pub async fn start(&self, id: &str) -> Result<(), CallError> {
         let Some(index) = self.members.list.iter().position(|m| m.id() == id) else {
-            return Err(CallError::NoSuchPlugin { plugin: id.into() });
+            return Err(CallError::NoSuchPlugin {
+                plugin: shown_name(id),
+            });
         };
         let label = || "plugin.initialize".to_owned();
         self.lock_within(index, None, label).await.map(drop)
@@ -278,7 +283,7 @@ impl Session {
     /// Plugin `index`'s instance, locked and ready within a deadline of
     /// `timeout` from now (the plugin's call timeout if `None`), and that
     /// deadline, for the call to run within.
-    async fn lock_within(
+    pub(super) async fn lock_within(
         &self,
         index: usize,
         timeout: Option<Duration>,
@@ -300,14 +305,6 @@ impl Session {
     /// call makes a fresh instance.
     pub async fn deactivate(&self) {
         deactivate_all(self.slots.clone()).await;
-    }
-}
-
-fn check_version(snapshot: &wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
-    if SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
-        Ok(())
-    } else {
-        Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version))
     }
 }
 
