@@ -189,6 +189,15 @@ pub enum CallError {
         /// The deadline in force.
         limit: Duration,
     },
+    /// The call broke its tool's contract (arguments, path parameters,
+    /// approval) and was not sent to the plugin.
+    #[error("{call} was not run: {reason}")]
+    Refused {
+        /// What was called.
+        call: String,
+        /// Which rule it broke.
+        reason: crate::contract::ContractError,
+    },
     /// No plugin of this id is in the session's set.
     #[error("no plugin {plugin} in this session; the set's ids list the plugins there are")]
     NoSuchPlugin {
@@ -249,6 +258,20 @@ pub enum SetError {
         from: String,
         /// Which name, and what is wrong with it.
         reason: String,
+    },
+    /// Its handshake is inconsistent, or its tools' contracts are broken
+    /// (see [`crate::contract`]).
+    #[error(
+        "plugin {plugin} from {from} was not added: {}",
+        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Contract {
+        /// The plugin id (made printable).
+        plugin: String,
+        /// Where it came from.
+        from: String,
+        /// Every error found, with what to fix.
+        problems: Vec<crate::contract::Problem>,
     },
     /// Its `plugin.initialize` failed when it was loaded.
     #[error("plugin {plugin} was not added: its plugin.initialize failed: {source}")]

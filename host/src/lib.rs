@@ -9,6 +9,9 @@
 //! - [`policy`]: which capabilities a plugin gets (declared ∩ granted) and how
 //!   they become WASI grants;
 //! - [`limits`]: deadlines, memory, output and trap caps;
+//! - [`contract`]: tool contracts: argument validation against each tool's
+//!   `inputSchema`, path parameters, per-tool timeouts and approval, and
+//!   the handshake's consistency;
 //! - [`storage`]: the per-plugin data directory and its quota;
 //! - [`cache`]: precompiled components (only from a folder of this user);
 //!   [`pack`]: packed executables, and whose precompiled code may run (only
@@ -73,6 +76,7 @@ pub mod cache;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod code;
 mod config;
+pub mod contract;
 pub mod convert;
 mod engine;
 mod error;
@@ -108,6 +112,7 @@ pub use policy::file::{PolicyError, PolicySpec};
 pub use policy::{Grant, NetRule, Policy};
 pub use server::{MAX_LINE_BYTES, Server};
 pub use set::{
-    Catalog, CatalogCommand, CatalogTool, HookOutcome, PluginOptions, PluginSet, Session, no_grant,
+    ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, PluginOptions,
+    PluginSet, PreparedCall, Session, no_grant,
 };
 pub use stdio::{GUEST_TARGET, printable};

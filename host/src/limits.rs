@@ -90,6 +90,20 @@ impl Deadline {
             .unwrap_or_else(std::time::Instant::now)
     }
 
+    /// The same deadline, but no later than `limit` after it started
+    /// (a tool's own timeout; it never moves a deadline later).
+    pub fn at_most(mut self, limit: Duration) -> Self {
+        if limit >= self.budget {
+            return self;
+        }
+        if let Some(at) = self.at {
+            let start = at.checked_sub(self.budget);
+            self.at = start.and_then(|s| s.checked_add(limit)).map(|t| t.min(at));
+        }
+        self.budget = limit;
+        self
+    }
+
     /// The timeout it was made with (for messages).
     pub fn budget(&self) -> Duration {
         self.budget

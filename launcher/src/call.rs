@@ -113,7 +113,8 @@ pub fn call(
             .and_then(|dir| dir.canonicalize())
             .context("cannot read the current folder")?,
     };
-    let host = PluginHost::new(component, grant, limits);
+    let mut host = PluginHost::new(component, grant, limits);
+    host.set_validation(!spec.no_validate);
     for line in host.policy().report(host.grant()) {
         tracing::warn!("[{}] {line}", host.manifest().id);
     }

@@ -190,9 +190,15 @@ pub struct GrantArgs {
     #[arg(long, value_name = "MIB")]
     pub storage_quota: Option<u64>,
 
+    /// Do not validate tool arguments against the tool's inputSchema (for
+    /// plugins whose schemas are known to be wrong). Path parameters and
+    /// per-tool timeouts still apply.
+    #[arg(long)]
+    pub no_validate: bool,
+
     /// A TOML policy file with the same settings (grant, workspace,
     /// allow-read, allow-write, allow-net, env, timeout, max-memory,
-    /// data-root, storage-quota); flags given here override or extend it.
+    /// data-root, storage-quota, no-validate); flags given here override or extend it.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 }
@@ -224,6 +230,7 @@ impl GrantArgs {
             || self.data_root.is_some()
             || self.no_storage
             || self.storage_quota.is_some()
+            || self.no_validate
             || self.policy.is_some()
     }
 
@@ -258,6 +265,7 @@ impl GrantArgs {
             data_root: self.data_root.as_ref().map(absolute).transpose()?,
             no_storage: self.no_storage,
             storage_quota: self.storage_quota,
+            no_validate: self.no_validate,
         }))
     }
 }

@@ -224,7 +224,8 @@ fn serve(
     spec: &PolicySpec,
 ) -> Result<()> {
     let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
-    let host = PluginHost::new(component, grant, limits);
+    let mut host = PluginHost::new(component, grant, limits);
+    host.set_validation(!spec.no_validate);
     let id = host.manifest().id.clone();
     for line in host.policy().report(host.grant()) {
         tracing::warn!("[{id}] {line}");

@@ -47,6 +47,7 @@ mod info;
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
 mod runtime;
+pub mod schema;
 mod storage;
 mod sys;
 mod types;
@@ -59,6 +60,7 @@ pub use info::{
     Timestamp, TurnSummary, WorkspaceInfo, iso8601,
 };
 pub use runtime::SUPPORTED_IPC_VERSIONS;
+pub use schema::{InputSchema, Property};
 pub use storage::{MAX_KEY_BYTES, Storage, StorageError};
 pub use types::{
     Capability, CommandResult, HookEvent, HookPayload, Manifest, PluginError, PluginResult,

@@ -6,6 +6,7 @@
 mod attacks;
 mod cache_trust;
 mod conformance;
+mod contracts;
 mod embed;
 mod embed_load;
 mod isolation;

@@ -53,24 +53,40 @@ fn summarises_this_repository() {
     );
 }
 
+/// `path` is a read path parameter: the launcher refuses one that leaves
+/// the workspace before the plugin runs, and checks the arguments against
+/// the schema.
 #[test]
 fn paths_outside_the_workspace_fail_cleanly() {
     let mut s = session(&[]);
-    for path in ["../", "/etc", "sdk/../../.."] {
+    let cases = [
+        ("../", "leads outside"),
+        ("sdk/../../..", "leads outside"),
+        ("/etc", "is outside the granted directories"),
+        ("no-such-dir", "does not exist"),
+    ];
+    for (path, rule) in cases {
         let args = json!({"path": path}).to_string();
         let r = s.call("t", "tool.execute", tool("workspace.stats", &args));
         let error = r["error"].as_str().unwrap_or_else(|| panic!("{path}: {r}"));
-        assert!(error.contains("is outside the workspace"), "{error}");
+        let want = format!(
+            "tool.execute 'workspace.stats' was not run: path parameter /path ('{path}') {rule}"
+        );
+        assert!(error.starts_with(&want), "{error}");
     }
     let r = s.call(
         "t",
         "tool.execute",
-        tool("workspace.stats", r#"{"path": 3}"#),
+        tool("workspace.stats", r#"{"path": 3, "top": 101, "depth": 1}"#),
     );
-    assert!(
-        r["error"].as_str().unwrap().contains("invalid arguments"),
-        "{r}"
-    );
+    let error = r["error"].as_str().unwrap_or_else(|| panic!("{r}"));
+    for expected in [
+        "arguments: /path: 3 is an integer, not string",
+        "arguments: /top: 101 is more than maximum 100",
+        "arguments: property 'depth' not allowed (additionalProperties is false)",
+    ] {
+        assert!(error.contains(expected), "{expected}: {error}");
+    }
 }
 
 #[test]

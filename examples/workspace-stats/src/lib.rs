@@ -30,7 +30,10 @@ impl Plugin for WorkspaceStats {
     fn activate(&mut self, ctx: &mut PluginContext) -> PluginResult<()> {
         // Tools get no info hub per call; this one needs the workspace root,
         // so it keeps the hub it was registered with.
-        ctx.register_tool(StatsTool { info: ctx.info });
+        ctx.register_tool(StatsTool {
+            info: ctx.info,
+            schema: schema(),
+        });
         ctx.register_command(StatsCommand);
         Ok(())
     }
@@ -47,10 +50,32 @@ struct Arguments {
     top: Option<usize>,
 }
 
-const SCHEMA: &str = r#"{"type": "object", "properties": {"path": {"type": "string", "description": "Sub-path of the workspace to summarise (default: the whole workspace)"}, "top": {"type": "integer", "minimum": 0, "maximum": 100, "description": "How many of the largest files to list (default 5)"}}, "additionalProperties": false}"#;
+/// The arguments' schema. `path` is a read path parameter: the host
+/// resolves it inside the workspace (refusing `..` and symbolic links that
+/// lead out) and hands the tool its canonical absolute form.
+fn schema() -> String {
+    InputSchema::new()
+        .property(
+            "path",
+            Property::string(
+                "Sub-path of the workspace to summarise (default: the whole workspace)",
+            )
+            .read_path(),
+        )
+        .property(
+            "top",
+            Property::integer("How many of the largest files to list (default 5)")
+                .minimum(0)
+                .maximum(100),
+        )
+        .no_additional_properties()
+        .concurrency_safe()
+        .to_string()
+}
 
 struct StatsTool {
     info: InfoHub,
+    schema: String,
 }
 
 impl Tool for StatsTool {
@@ -61,14 +86,14 @@ impl Tool for StatsTool {
         "Counts files and lines per language and lists the largest files of the workspace or of a sub-path of it."
     }
     fn input_schema(&self) -> &str {
-        SCHEMA
+        &self.schema
     }
     fn execute(&self, arguments: &str, _ctx: &ToolContext) -> PluginResult<String> {
         let args: Arguments = if arguments.trim().is_empty() {
             Arguments::default()
         } else {
             serde_json::from_str(arguments).map_err(|e| {
-                PluginError::new(format!("invalid arguments ({e}); expected {SCHEMA}"))
+                PluginError::new(format!("invalid arguments ({e}); expected {}", self.schema))
             })?
         };
         let root = self.info.workspace_info()?.root_path;

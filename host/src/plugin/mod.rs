@@ -27,6 +27,7 @@ use wasmtime::Store;
 
 use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::contract::{Contracts, Roots};
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::{Deadline, Limits, OutputBudget};
@@ -76,6 +77,10 @@ pub struct PluginHost {
     origin: Origin,
     /// Calls, errors and time, shared by every instance of the plugin.
     counters: Arc<Counters>,
+    /// The tools' contracts, compiled from the last handshake.
+    contracts: Option<Arc<Contracts>>,
+    /// Whether tool arguments are validated against their schemas.
+    validate: bool,
 }
 
 impl PluginHost {
@@ -119,7 +124,42 @@ impl PluginHost {
             data,
             origin,
             counters,
+            contracts: None,
+            validate: true,
         }
+    }
+
+    /// Whether tool arguments are validated against their tool's
+    /// `inputSchema` before the plugin sees them (on by default; off is for
+    /// plugins whose schemas are known to be wrong). Path parameters and
+    /// per-tool timeouts apply either way.
+    pub fn set_validation(&mut self, validate: bool) {
+        self.validate = validate;
+    }
+
+    /// Whether tool arguments are validated.
+    pub fn validates(&self) -> bool {
+        self.validate
+    }
+
+    /// The tools' contracts, from the last accepted handshake.
+    pub fn contracts(&self) -> Option<&Arc<Contracts>> {
+        self.contracts.as_ref()
+    }
+
+    /// Contracts compiled elsewhere from the same plugin (a set's), so the
+    /// handshake of this instance does not compile them again.
+    pub(crate) fn share_contracts(&mut self, contracts: Arc<Contracts>) {
+        self.contracts = Some(contracts);
+    }
+
+    /// The directories path parameters may point into now.
+    pub fn roots(&self) -> Roots {
+        let workspace = self.grant.workspace.as_deref().or_else(|| {
+            let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
+            Some(std::path::Path::new(&workspace.root_path))
+        });
+        Roots::of(&self.policy, &self.grant, workspace)
     }
 
     /// Sends the plugin's log lines and output to `sink` as well as to
@@ -224,6 +264,17 @@ impl PluginHost {
             return Err(error);
         }
         self.initialized_with = Some(request);
+        let known = self.contracts.as_ref();
+        if known.is_none_or(|c| !c.compiled_from(&handshake.tools)) {
+            let contracts = Contracts::compile(&handshake);
+            for problem in contracts.problems() {
+                tracing::warn!(
+                    plugin = %self.origin.plugin, session = %self.origin.session,
+                    "{problem}"
+                );
+            }
+            self.contracts = Some(Arc::new(contracts));
+        }
         Ok(*handshake)
     }
 
@@ -234,12 +285,52 @@ impl PluginHost {
     }
 
     /// `tool.execute` with its own deadline instead of [`Limits::call_timeout`].
+    /// The tool's contract applies (see [`crate::contract`]): its arguments
+    /// are validated and its path parameters resolved before the plugin is
+    /// called, and its own timeout shortens the deadline. Approval is not
+    /// asked here: the caller is the host.
     pub async fn execute_tool_within(
         &mut self,
         call: wit::ToolCall,
         timeout: Duration,
     ) -> Result<String, CallError> {
-        self.call_tool_by_ref(&call, Deadline::after(timeout)).await
+        self.call_tool_checked(&call, Deadline::after(timeout))
+            .await
+    }
+
+    /// `tool.execute` under its tool's contract, within `deadline`.
+    pub(crate) async fn call_tool_checked(
+        &mut self,
+        call: &wit::ToolCall,
+        mut deadline: Deadline,
+    ) -> Result<String, CallError> {
+        let contracts = self.contracts.as_ref();
+        let Some(tool) = contracts.and_then(|c| c.tool(&call.tool_name)).cloned() else {
+            return self.call_tool_by_ref(call, deadline).await;
+        };
+        if let Some(timeout) = tool.annotations().timeout {
+            deadline = deadline.at_most(timeout);
+        }
+        let label = || Call::Tool(call).to_string();
+        let checked = tool
+            .check_within(
+                &call.arguments,
+                || self.roots(),
+                self.validate,
+                deadline,
+                label,
+            )
+            .await?;
+        match checked.arguments {
+            Some(arguments) => {
+                let call = wit::ToolCall {
+                    arguments,
+                    ..call.clone()
+                };
+                self.call_tool_by_ref(&call, deadline).await
+            }
+            None => self.call_tool_by_ref(call, deadline).await,
+        }
     }
 
     /// `tool.execute` of a call the caller keeps (and reuses), within a

@@ -56,6 +56,10 @@ pub struct PolicySpec {
     pub no_storage: bool,
     /// Size quota of the plugin's data directory, in MiB.
     pub storage_quota: Option<u64>,
+    /// Do not validate tool arguments against their schemas
+    /// ([`PluginHost::set_validation`](crate::PluginHost::set_validation)).
+    #[serde(default)]
+    pub no_validate: bool,
 }
 
 /// A policy that cannot be used.
@@ -148,6 +152,7 @@ impl PolicySpec {
         self.data_root = over.data_root.or(self.data_root);
         self.no_storage |= over.no_storage;
         self.storage_quota = over.storage_quota.or(self.storage_quota);
+        self.no_validate |= over.no_validate;
         self
     }
 

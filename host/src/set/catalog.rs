@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::Members;
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::contract::Annotations;
 
 /// One tool of the set.
 #[derive(Debug, Clone)]
@@ -15,6 +16,11 @@ pub struct CatalogTool {
     pub descriptor: wit::ToolDescriptor,
     /// What the owner may do (declared ∩ granted).
     pub capabilities: Vec<wit::Capability>,
+    /// Its `x-lingxi-*` annotations: path parameters, own timeout,
+    /// whether it requires approval, whether it is concurrency-safe.
+    pub annotations: Annotations,
+    /// Whether its arguments are validated against its schema.
+    pub validated: bool,
 }
 
 /// One slash command of the set.
@@ -44,10 +50,15 @@ impl Catalog {
             let owner = member.id().to_owned();
             let capabilities = member.policy.effective().to_vec();
             for tool in &member.handshake.tools {
+                let contract = member.contracts.tool(&tool.name);
                 catalog.tools.push(CatalogTool {
                     owner: owner.clone(),
                     descriptor: tool.clone(),
                     capabilities: capabilities.clone(),
+                    annotations: contract
+                        .map(|c| c.annotations().clone())
+                        .unwrap_or_default(),
+                    validated: member.validate && contract.is_some_and(|c| c.validates()),
                 });
             }
             for command in &member.handshake.commands {
@@ -64,7 +75,9 @@ impl Catalog {
     /// The tools as JSON, one object each: `name`, `description`,
     /// `inputSchema` (the plugin's schema, parsed; an object schema that
     /// accepts anything when the plugin gave none or not valid JSON),
-    /// `owner` and `capabilities` (wire names).
+    /// `owner`, `capabilities` (wire names), `requiresApproval`,
+    /// `concurrencySafe`, `timeoutMs` (or null) and `paths` (each
+    /// `{"parameter", "access"}`).
     pub fn tools_json(&self) -> Value {
         let tools = self.tools.iter().map(|tool| {
             let schema = serde_json::from_str::<Value>(&tool.descriptor.input_schema)
@@ -77,6 +90,13 @@ impl Catalog {
                 "inputSchema": schema,
                 "owner": tool.owner,
                 "capabilities": wire_names(&tool.capabilities),
+                "requiresApproval": tool.annotations.requires_approval,
+                "concurrencySafe": tool.annotations.concurrency_safe,
+                "timeoutMs": tool.annotations.timeout.map(|t| t.as_millis() as u64),
+                "paths": tool.annotations.paths.iter().map(|p| json!({
+                    "parameter": p.pointer(),
+                    "access": p.access.to_string(),
+                })).collect::<Vec<_>>(),
             })
         });
         Value::Array(tools.collect())

@@ -38,6 +38,8 @@ impl Session {
             source: manifest.id.clone(),
             counters: host.counters(),
             sink: host.log_sink(),
+            contracts: Default::default(),
+            validate: host.validates(),
         };
         let members = Members {
             list: vec![Arc::new(member)],
@@ -63,6 +65,7 @@ impl Session {
             members: Arc::new(members),
             slots: vec![Arc::new(tokio::sync::Mutex::new(Some(instance)))].into(),
             calls: AtomicU64::new(0),
+            approver: None,
         }
     }
 
@@ -101,7 +104,7 @@ impl Session {
         let label = || format!("tool.execute '{}'", shown_name(&call.tool_name));
         let (mut guard, deadline) = self.lock_within(index, None, label).await?;
         let instance = instance_in(&mut guard, &self.members.list[index])?;
-        instance.host.call_tool_by_ref(&call, deadline).await
+        instance.host.call_tool_checked(&call, deadline).await
     }
 
     /// `command.execute` of `call`, as it is, by plugin `plugin`.

@@ -143,13 +143,15 @@ pub(super) fn prepared<'a>(
             session: context.id.clone(),
             sink: member.sink.clone(),
         };
-        let host = PluginHost::with_origin(
+        let mut host = PluginHost::with_origin(
             member.component.clone(),
             member.grant.clone(),
             member.limits.clone(),
             origin,
             member.counters.clone(),
         );
+        host.share_contracts(member.contracts.clone());
+        host.set_validation(member.validate);
         Instance {
             host,
             // Never equal to a real version: the snapshot is taken below.

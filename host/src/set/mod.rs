@@ -12,14 +12,17 @@ mod direct;
 mod instance;
 mod load;
 mod session;
+mod tools;
 
 pub use catalog::{Catalog, CatalogCommand, CatalogTool};
 pub use session::{HookOutcome, Session};
+pub use tools::{ApprovalFuture, Approver, PreparedCall};
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::contract::{Contracts, ProblemKind, Severity};
 use crate::engine::{PluginComponent, Runtime};
 use crate::error::{Clash, SetError};
 use crate::limits::Limits;
@@ -39,6 +42,10 @@ pub(crate) struct Member {
     pub(crate) source: String,
     pub(crate) counters: Arc<Counters>,
     pub(crate) sink: Option<LogSink>,
+    /// Its tools' contracts, compiled once from `handshake`.
+    pub(crate) contracts: Arc<Contracts>,
+    /// Whether tool arguments are validated against their schemas.
+    pub(crate) validate: bool,
 }
 
 impl Member {
@@ -91,6 +98,7 @@ pub struct PluginSet {
     members: Arc<Members>,
     initialize: wit::InitializeRequest,
     limits: Limits,
+    approver: Option<Approver>,
 }
 
 /// How a plugin joins a set. `Default` grants nothing ([`no_grant`]).
@@ -103,6 +111,11 @@ pub struct PluginOptions {
     pub limits: Option<Limits>,
     /// Where its log lines and output go besides `tracing`.
     pub log_sink: Option<LogSink>,
+    /// Whether tool arguments are validated against their tool's
+    /// `inputSchema` (default `true`). `false` is for plugins whose schemas
+    /// are known to be wrong: such a schema then no longer refuses the
+    /// plugin. Path parameters, timeouts and approval apply either way.
+    pub validate_arguments: bool,
 }
 
 impl Default for PluginOptions {
@@ -111,6 +124,7 @@ impl Default for PluginOptions {
             grant: no_grant(),
             limits: None,
             log_sink: None,
+            validate_arguments: true,
         }
     }
 }
@@ -130,8 +144,8 @@ const MAX_NAME: usize = 128;
 
 /// Why the names a plugin registers cannot go into a catalog, if they
 /// cannot: empty or over-long ones, ones with control characters or spaces
-/// (they would forge log lines and break a model's tool list), and names it
-/// registers twice (commands without regard to case).
+/// (they would forge log lines and break a model's tool list). Names it
+/// registers twice are the contract's (`contract::consistency`).
 fn bad_names(handshake: &wit::Handshake) -> Option<String> {
     let bad = |kind: &str, name: &str| {
         let shown = crate::stdio::shown_name(name);
@@ -153,23 +167,15 @@ fn bad_names(handshake: &wit::Handshake) -> Option<String> {
     if let Some(reason) = bad("id", &handshake.manifest.id) {
         return Some(reason);
     }
-    let mut tools = std::collections::HashSet::new();
     for tool in &handshake.tools {
         if let Some(reason) = bad("tool name", &tool.name) {
             return Some(reason);
         }
-        if !tools.insert(tool.name.as_str()) {
-            return Some(format!("it registers tool '{}' twice", tool.name));
-        }
     }
-    let mut commands = std::collections::HashSet::new();
     for command in &handshake.commands {
         for name in std::iter::once(&command.name).chain(&command.aliases) {
             if let Some(reason) = bad("command name", name) {
                 return Some(reason);
-            }
-            if !commands.insert(name.to_lowercase()) {
-                return Some(format!("it registers command '{name}' twice"));
             }
         }
     }
@@ -212,7 +218,23 @@ impl PluginSet {
                 core_version: None,
             },
             limits: Limits::default(),
+            approver: None,
         }
+    }
+
+    /// Asks `approve` before every call to a tool that requires approval
+    /// (`x-lingxi-requires-approval`), in sessions opened from now on, with
+    /// the call as the plugin will get it (its resolved paths included);
+    /// `false` refuses the call. Without a callback such tools are refused.
+    pub fn with_approval<F, A>(mut self, approve: F) -> Self
+    where
+        F: Fn(&PreparedCall) -> A + Send + Sync + 'static,
+        A: Future<Output = bool> + Send + 'static,
+    {
+        self.approver = Some(Arc::new(move |call: &PreparedCall| -> ApprovalFuture {
+            Box::pin(approve(call))
+        }));
+        self
     }
 
     /// Limits for plugins added later without limits of their own.
@@ -281,6 +303,22 @@ impl PluginSet {
                 reason,
             });
         }
+        let validate = options.validate_arguments;
+        let contracts = host.contracts().cloned().unwrap_or_default();
+        let problems: Vec<_> = contracts
+            .problems()
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .filter(|p| validate || p.kind != ProblemKind::Schema)
+            .cloned()
+            .collect();
+        if !problems.is_empty() {
+            return Err(SetError::Contract {
+                plugin: crate::stdio::shown_name(&id),
+                from: source.to_owned(),
+                problems,
+            });
+        }
         let clashes = self.clashes(&handshake);
         if !clashes.is_empty() {
             return Err(SetError::Clash {
@@ -311,6 +349,8 @@ impl PluginSet {
             source: source.to_owned(),
             counters,
             sink: options.log_sink,
+            contracts,
+            validate,
         }));
         Ok(members.list[index].component.manifest())
     }
@@ -368,6 +408,7 @@ impl PluginSet {
             self.members.clone(),
             self.initialize.clone(),
             snapshot,
+            self.approver.clone(),
         )
     }
 }
@@ -424,9 +465,7 @@ mod tests {
     fn names_a_catalog_cannot_hold() {
         assert_eq!(bad_names(&handshake(&["a", "b.c"], &[("x", &["y"])])), None);
         type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a [&'a str])], &'a str);
-        let cases: [Case; 6] = [
-            (&["a", "a"], &[], "registers tool 'a' twice"),
-            (&[], &[("x", &["X"])], "registers command 'X' twice"),
+        let cases: [Case; 4] = [
             (&["evil\nline"], &[], "control characters"),
             (&["two words"], &[], "spaces"),
             (&["probe.echo\u{200B}"], &[], "invisible"),

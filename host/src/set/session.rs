@@ -11,7 +11,8 @@ use std::time::Duration;
 use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
 
 use super::Members;
-use super::instance::{Instance, instance_in, locked, push_number};
+use super::instance::{Instance, instance_in, locked};
+use super::tools::Approver;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::Deadline;
@@ -65,6 +66,8 @@ pub struct Session {
     pub(super) members: Arc<Members>,
     pub(super) slots: Box<[Arc<Slot>]>,
     pub(super) calls: AtomicU64,
+    /// Asked before a call to a tool that requires approval.
+    pub(super) approver: Option<Approver>,
 }
 
 /// How one subscribed plugin handled a hook.
@@ -82,6 +85,7 @@ impl Session {
         members: Arc<Members>,
         initialize: wit::InitializeRequest,
         snapshot: Option<wit::RuntimeSnapshot>,
+        approver: Option<Approver>,
     ) -> Result<Session, SnapshotError> {
         if let Some(snapshot) = &snapshot {
             replaces(None, snapshot)?;
@@ -98,6 +102,7 @@ impl Session {
             members,
             slots,
             calls: AtomicU64::new(0),
+            approver,
         })
     }
 
@@ -124,51 +129,6 @@ impl Session {
             .snapshot_version
             .fetch_add(1, Ordering::Release);
         Ok(())
-    }
-
-    /// Runs tool `name` with `arguments` (the model's JSON text), under the
-    /// owner's call timeout.
-    pub async fn call_tool(&self, name: &str, arguments: &str) -> Result<String, CallError> {
-        self.call_tool_within(name, arguments, None).await
-    }
-
-    /// The same with its own deadline (`None`: the owner's call timeout),
-    /// counted from now: waiting behind the instance's previous call and
-    /// starting a fresh instance count against it. Dropping the future
-    /// cancels the call: the instance is replaced.
-    pub async fn call_tool_within(
-        &self,
-        name: &str,
-        arguments: &str,
-        timeout: Option<Duration>,
-    ) -> Result<String, CallError> {
-        let Some(&index) = self.members.tools.get(name) else {
-            return Err(CallError::NoSuchTool {
-                name: shown_name(name),
-            });
-        };
-        let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let label = || format!("tool.execute '{}'", shown_name(name));
-        let (mut guard, deadline) = self.lock_within(index, timeout, label).await?;
-        let instance = instance_in(&mut guard, &self.members.list[index])?;
-        // The call's strings reuse the last call's buffers.
-        let call = &mut instance.call;
-        for (field, value) in [
-            (&mut call.tool_name, name),
-            (&mut call.arguments, arguments),
-            (&mut call.session_id, &self.context.id),
-        ] {
-            field.clear();
-            field.push_str(value);
-        }
-        call.tool_call_id.clear();
-        call.tool_call_id.push_str(&self.context.id);
-        call.tool_call_id.push('-');
-        push_number(&mut call.tool_call_id, call_number);
-        instance
-            .host
-            .call_tool_by_ref(&instance.call, deadline)
-            .await
     }
 
     /// Runs slash command `name_or_alias` (matched without regard to case,

@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use lingxi_plugin_sdk::*;
 
 mod attacks;
+mod contracts;
 
 /// The testbed plugin.
 #[derive(Default)]
@@ -72,6 +73,7 @@ impl Plugin for Testbed {
         for (name, tool) in attacks::TOOLS {
             ctx.register_tool(FnTool(name, tool));
         }
+        contracts::register(ctx);
         ctx.register_command(InfoCommand);
         ctx.on(HookEvent::AgentTurnEnd, move |p| {
             log.info(format!("turn ended: {}", p.subject_id));

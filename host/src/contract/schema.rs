@@ -1,0 +1,228 @@
+//! A tool's `inputSchema`, compiled once with `jsonschema`, and the
+//! messages a failed validation gives: each failing location with its rule,
+//! e.g. `arguments: /text: 12000 characters, more than maxLength 10000`.
+//!
+//! Nothing outside the schema is ever fetched (no `$ref` to a file or a
+//! URL), and `pattern` uses the linear-time `regex` engine, so a hostile
+//! schema or argument cannot make validation backtrack for long.
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{PatternOptions, ValidationError, Validator};
+use serde_json::Value;
+
+use crate::stdio::printable;
+
+/// Most failures one message lists.
+const MAX_LISTED: usize = 8;
+
+/// Longest value or pattern quoted in a message, in characters.
+const MAX_QUOTED: usize = 60;
+
+/// Largest compiled size of one `pattern` (the `regex` crate's own cap is
+/// 10 MiB; a schema has no use for more than this).
+const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+/// Compiles `schema`, or says why it is not a valid JSON Schema.
+pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .offline()
+        .with_pattern_options(PatternOptions::regex().size_limit(MAX_PATTERN_BYTES))
+        .build(schema)
+        .map_err(|e| quoted(&e.to_string(), 200))
+}
+
+/// Every way `arguments` fails `validator` (at most [`MAX_LISTED`], then how
+/// many more), as `arguments: <location>: <rule>`.
+pub(crate) fn failures(validator: &Validator, arguments: &Value) -> Vec<String> {
+    let mut listed = Vec::new();
+    let mut more = 0usize;
+    for error in validator.iter_errors(arguments) {
+        if listed.len() < MAX_LISTED {
+            listed.push(describe(&error));
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        listed.push(format!("and {more} more"));
+    }
+    listed
+}
+
+fn describe(error: &ValidationError<'_>) -> String {
+    let location = error.instance_path().as_str();
+    let rule = rule(error.kind(), error.instance());
+    if location.is_empty() {
+        format!("arguments: {rule}")
+    } else {
+        format!("arguments: {}: {rule}", quoted(location, 200))
+    }
+}
+
+/// The rule an instance broke, in words, with the schema's limit.
+fn rule(kind: &ValidationErrorKind, instance: &Value) -> String {
+    use ValidationErrorKind as K;
+    let chars = || instance.as_str().map_or(0, |s| s.chars().count());
+    let items = || instance.as_array().map_or(0, Vec::len);
+    let shown = || quoted(&instance.to_string(), MAX_QUOTED);
+    match kind {
+        K::MaxLength { limit } => format!("{} characters, more than maxLength {limit}", chars()),
+        K::MinLength { limit } => format!("{} characters, fewer than minLength {limit}", chars()),
+        K::Required { property } => format!(
+            "missing required property {}",
+            quoted(&property.to_string(), MAX_QUOTED)
+        ),
+        K::AdditionalProperties { unexpected } => format!(
+            "{} not allowed (additionalProperties is false)",
+            names("property", "properties", unexpected)
+        ),
+        K::UnevaluatedProperties { unexpected } => format!(
+            "{} not allowed (unevaluatedProperties)",
+            names("property", "properties", unexpected)
+        ),
+        K::Enum { options } => format!(
+            "{} is not one of {}",
+            shown(),
+            quoted(&options.to_string(), 200)
+        ),
+        K::Constant { expected_value } => format!(
+            "{} is not the constant {}",
+            shown(),
+            quoted(&expected_value.to_string(), MAX_QUOTED)
+        ),
+        K::Type { kind } => format!("{} is {}, not {}", shown(), type_of(instance), types(kind)),
+        K::Minimum { limit } => format!("{} is less than minimum {limit}", shown()),
+        K::Maximum { limit } => format!("{} is more than maximum {limit}", shown()),
+        K::ExclusiveMinimum { limit } => {
+            format!("{} is not more than exclusiveMinimum {limit}", shown())
+        }
+        K::ExclusiveMaximum { limit } => {
+            format!("{} is not less than exclusiveMaximum {limit}", shown())
+        }
+        K::MultipleOf { multiple_of } => format!("{} is not a multiple of {multiple_of}", shown()),
+        K::MaxItems { limit } => format!("{} items, more than maxItems {limit}", items()),
+        K::MinItems { limit } => format!("{} items, fewer than minItems {limit}", items()),
+        K::UniqueItems => "items are not unique (uniqueItems)".to_owned(),
+        K::MaxProperties { limit } => format!("more than maxProperties {limit}"),
+        K::MinProperties { limit } => format!("fewer than minProperties {limit}"),
+        K::Pattern { pattern } => format!(
+            "{} does not match pattern {}",
+            shown(),
+            quoted(pattern, MAX_QUOTED)
+        ),
+        K::Format { format } => format!("{} is not a valid {}", shown(), quoted(format, 40)),
+        K::FalseSchema => "no value is allowed here (the schema is false)".to_owned(),
+        K::AnyOf { .. } => "matches none of anyOf".to_owned(),
+        K::OneOfNotValid { .. } => "matches none of oneOf".to_owned(),
+        K::OneOfMultipleValid { .. } => "matches more than one of oneOf".to_owned(),
+        K::Not { .. } => "matches the schema under not".to_owned(),
+        other => format!("fails {}", quoted(other.keyword(), 40)),
+    }
+}
+
+fn names(one: &str, many: &str, names: &[String]) -> String {
+    let list: Vec<String> = names
+        .iter()
+        .take(MAX_LISTED)
+        .map(|n| format!("'{}'", quoted(n, MAX_QUOTED)))
+        .collect();
+    let word = if names.len() == 1 { one } else { many };
+    let rest = names.len().saturating_sub(MAX_LISTED);
+    let more = if rest > 0 {
+        format!(" and {rest} more")
+    } else {
+        String::new()
+    };
+    format!("{word} {}{more}", list.join(", "))
+}
+
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn types(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => format!("{t}"),
+        TypeKind::Multiple(set) => {
+            let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+            names.join(" or ")
+        }
+    }
+}
+
+/// `text` made printable and cut to `max` characters.
+pub(crate) fn quoted(text: &str, max: usize) -> String {
+    let text = printable(text);
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(schema: Value, arguments: Value) -> Vec<String> {
+        let validator = compile(&schema).expect("valid schema");
+        failures(&validator, &arguments)
+    }
+
+    #[test]
+    fn each_failure_names_its_location_and_rule() {
+        let schema = json!({
+            "type": "object",
+            "required": ["text", "mode"],
+            "additionalProperties": false,
+            "properties": {
+                "text": {"type": "string", "maxLength": 10000},
+                "mode": {"enum": ["fast", "slow"]},
+                "opts": {"type": "object", "properties": {"depth": {"type": "integer", "maximum": 3}}}
+            }
+        });
+        let args =
+            json!({"text": "x".repeat(12000), "mode": "medium", "extra": 1, "opts": {"depth": 9}});
+        let failures = check(schema.clone(), args);
+        let all = failures.join("\n");
+        for expected in [
+            "arguments: /text: 12000 characters, more than maxLength 10000",
+            "arguments: /mode: \"medium\" is not one of [\"fast\",\"slow\"]",
+            "arguments: property 'extra' not allowed (additionalProperties is false)",
+            "arguments: /opts/depth: 9 is more than maximum 3",
+        ] {
+            assert!(all.contains(expected), "missing {expected:?} in\n{all}");
+        }
+        assert_eq!(failures.len(), 4, "{all}");
+        let missing = check(schema.clone(), json!({"mode": "fast"}));
+        assert_eq!(missing, ["arguments: missing required property \"text\""]);
+        let typed = check(schema, json!({"text": 5, "mode": "fast"}));
+        assert_eq!(typed, ["arguments: /text: 5 is an integer, not string"]);
+    }
+
+    #[test]
+    fn long_lists_and_values_are_cut() {
+        let schema = json!({"type": "array", "items": {"type": "string", "pattern": "^a+$"}});
+        let failures = check(schema, json!(vec!["b".repeat(500); 20]));
+        assert_eq!(failures.len(), MAX_LISTED + 1);
+        assert_eq!(failures[MAX_LISTED], "and 12 more");
+        assert!(failures[0].len() < 200, "{}", failures[0]);
+    }
+
+    #[test]
+    fn references_outside_the_schema_are_never_fetched() {
+        for reference in ["file:///etc/passwd", "http://127.0.0.1:9/schema.json"] {
+            let error = compile(&json!({"$ref": reference})).err();
+            assert!(error.is_some(), "{reference} compiled");
+        }
+        assert!(compile(&json!({"type": 5})).is_err());
+    }
+}
