@@ -23,8 +23,8 @@ use crate::state::HostState;
 /// A wasmtime engine configured for plugins, with its epoch ticker.
 #[derive(Clone)]
 pub struct Runtime {
-    engine: Engine,
-    linker: Arc<Linker<HostState>>,
+    pub(crate) engine: Engine,
+    pub(crate) linker: Arc<Linker<HostState>>,
     cache: Option<CompileCache>,
 }
 
@@ -109,7 +109,7 @@ impl Runtime {
     }
 
     /// Compiles component bytes, through the cache if there is one.
-    fn compile(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
+    pub(crate) fn compile(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
         if let Some(what) = not_a_component(bytes) {
             return Err(LoadError::NotAComponent {
                 name: name.to_owned(),
@@ -221,7 +221,7 @@ impl Runtime {
     }
 
     /// Links a compiled component and reads its manifest (unless `known`).
-    async fn prepare(
+    pub(crate) async fn prepare(
         &self,
         component: Component,
         name: &str,

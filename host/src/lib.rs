@@ -88,6 +88,7 @@ mod plugin;
 pub mod policy;
 mod server;
 mod set;
+pub mod shape;
 mod state;
 mod stdio;
 pub mod storage;

@@ -168,6 +168,11 @@ impl MemoryCap {
         MemoryCap { limit, used: 0 }
     }
 
+    /// Bytes of memories and tables granted so far.
+    pub(crate) fn used(&self) -> usize {
+        self.used
+    }
+
     /// Charges growing from `current` to `desired` units of `unit` bytes.
     fn grow(&mut self, current: usize, desired: usize, unit: usize) -> wasmtime::Result<bool> {
         let more = desired.saturating_sub(current).saturating_mul(unit);

@@ -132,6 +132,19 @@ pub enum Command {
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Validate a plugin before publishing or installing it: the component
+    /// and its world, imports this host cannot provide, the manifest, the
+    /// handshake (names, aliases, IPC version, hooks), every tool schema and
+    /// annotation, capabilities against imports, size, compile time and
+    /// memory, and a smoke exchange with nothing granted. Exit status 0
+    /// only when there is no error.
+    Check {
+        /// A component (.wasm) or a packed plugin (its component is checked).
+        file: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Grants and limits.

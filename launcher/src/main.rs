@@ -4,6 +4,7 @@
 //! executable (`pack`) that runs with no arguments.
 
 mod call;
+mod check;
 mod cli;
 mod install;
 mod logfmt;
@@ -41,6 +42,9 @@ fn main() {
     // Writes out the logs still queued before anything else is said.
     drop(logs);
     if let Err(error) = result {
+        if error.is::<check::Failed>() {
+            std::process::exit(1);
+        }
         eprintln!("lingxi-wasm-run: error: {}", one_line(&error));
         std::process::exit(1);
     }
@@ -152,6 +156,7 @@ fn run(cli: Cli) -> Result<()> {
             call::call(tokio, &runtime(&cache)?, &plugin, flags, target, json)
         }
         Some(Command::Inspect { file, cache }) => packed::inspect(&tokio, &file, &runtime(&cache)?),
+        Some(Command::Check { file, json }) => check::check(&tokio, &file, json),
         Some(Command::Install {
             input,
             project,

@@ -5,6 +5,7 @@
 
 mod attacks;
 mod cache_trust;
+mod check;
 mod conformance;
 mod contracts;
 mod embed;

@@ -30,11 +30,16 @@ pub fn workspace_root() -> PathBuf {
 /// `target/<dir>` (so the nested cargo never waits for the lock of the outer
 /// `cargo test`) and returns that directory.
 fn cargo_build(dir: &str, args: &[&str], hint: &str) -> PathBuf {
+    cargo_build_with(dir, args, &[], hint)
+}
+
+fn cargo_build_with(dir: &str, args: &[&str], envs: &[(&str, &str)], hint: &str) -> PathBuf {
     let root = workspace_root();
     let target = root.join("target").join(dir);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(&root)
+        .envs(envs.iter().copied())
         .arg("build")
         .args(args)
         .arg("--target-dir")
@@ -78,6 +83,39 @@ pub fn guest(name: &str) -> PathBuf {
     let path = dir.join(format!("{}.wasm", name.replace('-', "_")));
     assert!(path.exists(), "no component at {}", path.display());
     path
+}
+
+/// The `misfit` test guest built to break `rule` (see its src/lib.rs;
+/// `""` breaks none) with cargo `features`, or its `misfit-command` when
+/// `rule` is `"command"`: a copy of its own, as builds of other rules
+/// overwrite the build output. Builds run one at a time.
+pub fn misfit(rule: &str, features: &[&str]) -> PathBuf {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let features = features.join(",");
+    let mut args = vec![
+        "--target",
+        "wasm32-wasip2",
+        "--profile",
+        "guest",
+        "-p",
+        "misfit",
+    ];
+    if !features.is_empty() {
+        args.extend(["--features", &features]);
+    }
+    let env = [("MISFIT_RULE", rule)];
+    let dir = cargo_build_with("guests", &args, &env, "the misfit guest does not build");
+    let built = dir.join("wasm32-wasip2").join("guest");
+    let built = match rule {
+        "command" => built.join("misfit-command.wasm"),
+        _ => built.join("misfit.wasm"),
+    };
+    let copies = workspace_root().join("target").join("misfits");
+    std::fs::create_dir_all(&copies).expect("cannot create target/misfits");
+    let copy = copies.join(format!("{rule}{features}.wasm"));
+    std::fs::copy(&built, &copy).expect("cannot copy the misfit guest");
+    copy
 }
 
 /// The native build (SDK feature `native`) of guest crate `name` (`probe`,

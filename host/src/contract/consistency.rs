@@ -29,31 +29,34 @@ pub(crate) fn problems(handshake: &wit::Handshake) -> Vec<Problem> {
         }
     }
     // Lower-cased name or alias → (the command that has it, whether it is its name).
-    let mut commands: HashMap<String, (&str, bool)> = HashMap::new();
-    for command in &handshake.commands {
+    let mut commands: HashMap<String, (usize, bool)> = HashMap::new();
+    for (index, command) in handshake.commands.iter().enumerate() {
         let names = std::iter::once((&command.name, true))
             .chain(command.aliases.iter().map(|a| (a, false)));
         for (name, is_name) in names {
-            let key = name.to_lowercase();
-            match commands.get(&key) {
-                None => {
-                    commands.insert(key, (&command.name, is_name));
-                }
-                Some(&(owner, _)) if owner == command.name => problems.push(format!(
-                    "command '{}' lists '{name}' twice among its name and aliases (they match without regard to case); remove one",
-                    command.name
-                )),
-                Some(&(owner, true)) => problems.push(format!(
-                    "{} '{name}' of command '{}' is the name of command '{owner}' (names match without regard to case); rename one",
-                    if is_name { "the name" } else { "alias" },
-                    command.name
-                )),
-                Some(&(owner, _)) => problems.push(format!(
-                    "{} '{name}' of command '{}' is also an alias of command '{owner}' (names match without regard to case); rename one",
-                    if is_name { "the name" } else { "alias" },
-                    command.name
-                )),
-            }
+            let Some(&(owner, owner_is_name)) = commands.get(&name.to_lowercase()) else {
+                commands.insert(name.to_lowercase(), (index, is_name));
+                continue;
+            };
+            let other = &handshake.commands[owner].name;
+            let this = &command.name;
+            problems.push(match (owner == index, is_name, owner_is_name) {
+                (true, _, _) => format!(
+                    "command '{this}' lists '{name}' twice among its name and aliases (they match without regard to case); remove one"
+                ),
+                (false, true, true) => format!(
+                    "command '{name}' is registered more than once (names match without regard to case); give each command its own name"
+                ),
+                (false, false, true) => format!(
+                    "alias '{name}' of command '{this}' is the name of command '{other}' (names match without regard to case); rename one"
+                ),
+                (false, true, false) => format!(
+                    "command '{name}' has the name of an alias of command '{other}' (names match without regard to case); rename one"
+                ),
+                (false, false, false) => format!(
+                    "alias '{name}' of command '{this}' is also an alias of command '{other}' (names match without regard to case); rename one"
+                ),
+            });
         }
     }
     let hooks = &handshake.supported_hooks;
@@ -79,4 +82,70 @@ pub(crate) fn problems(handshake: &wit::Handshake) -> Vec<Problem> {
         });
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handshake(commands: &[(&str, &[&str])]) -> wit::Handshake {
+        wit::Handshake {
+            manifest: wit::Manifest {
+                id: "p".into(),
+                name: "P".into(),
+                version: "1.0.0".into(),
+                description: "d".into(),
+                author: None,
+                capabilities: Vec::new(),
+                minimum_core_version: None,
+            },
+            ipc_version: 1,
+            sdk_version: None,
+            tools: Vec::new(),
+            commands: commands
+                .iter()
+                .map(|(name, aliases)| wit::CommandDescriptor {
+                    name: (*name).into(),
+                    aliases: aliases.iter().map(|a| (*a).into()).collect(),
+                    description: String::new(),
+                    category: String::new(),
+                    argument_hint: String::new(),
+                })
+                .collect(),
+            supported_hooks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_way_command_names_collide_is_told_apart() {
+        let cases: [(&[(&str, &[&str])], &str); 5] = [
+            (&[("run", &["Run"])], "command 'run' lists 'Run' twice"),
+            (
+                &[("run", &[]), ("RUN", &[])],
+                "command 'RUN' is registered more than once",
+            ),
+            (
+                &[("run", &[]), ("stop", &["run"])],
+                "alias 'run' of command 'stop' is the name of command 'run'",
+            ),
+            (
+                &[("run", &["go"]), ("go", &[])],
+                "command 'go' has the name of an alias of command 'run'",
+            ),
+            (
+                &[("run", &["go"]), ("walk", &["GO"])],
+                "alias 'GO' of command 'walk' is also an alias of command 'run'",
+            ),
+        ];
+        for (commands, expected) in cases {
+            let found = problems(&handshake(commands));
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].message.starts_with(expected),
+                "{}",
+                found[0].message
+            );
+        }
+        assert!(problems(&handshake(&[("run", &["go"]), ("stop", &[])])).is_empty());
+    }
 }

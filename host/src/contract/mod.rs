@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
@@ -316,7 +316,9 @@ pub struct Contracts {
 impl Contracts {
     /// Compiles each tool's schema and reads its annotations; checks the
     /// handshake's consistency. A schema that is not JSON or not a valid
-    /// JSON Schema leaves that tool unvalidated (and is a [`Problem`]).
+    /// JSON Schema leaves that tool unvalidated (and is a [`Problem`]); so
+    /// does the protocol's default `{"type": "object", "properties": {}}`,
+    /// which means the tool declared none (its arguments may be any text).
     pub fn compile(handshake: &wit::Handshake) -> Contracts {
         let mut problems = consistency::problems(handshake);
         let mut tools = HashMap::new();
@@ -338,6 +340,12 @@ impl Contracts {
                             schema::quoted(&e.to_string(), 200)
                         ),
                     );
+                    (None, Annotations::default())
+                }
+                // The protocol's default schema means none was declared
+                // (spec §5): nothing to enforce, and arguments that are not
+                // JSON at all (spec §7's `"hi"`) still reach the tool.
+                Ok(json) if json == json!({"type": "object", "properties": {}}) => {
                     (None, Annotations::default())
                 }
                 Ok(json) => {

@@ -246,7 +246,16 @@ impl PluginHost {
         &mut self,
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
-        let mut deadline = Deadline::after(self.limits.call_timeout);
+        let deadline = Deadline::after(self.limits.call_timeout);
+        self.initialize_by(request, deadline).await
+    }
+
+    /// `plugin.initialize` within a deadline the caller started.
+    async fn initialize_by(
+        &mut self,
+        request: wit::InitializeRequest,
+        mut deadline: Deadline,
+    ) -> Result<wit::Handshake, CallError> {
         let call = Call::Initialize(&request);
         self.ensure_live(&call, &mut deadline).await?;
         let Reply::Handshake(handshake) = self.guard(&call, &mut deadline).await? else {
@@ -266,14 +275,7 @@ impl PluginHost {
         self.initialized_with = Some(request);
         let known = self.contracts.as_ref();
         if known.is_none_or(|c| !c.compiled_from(&handshake.tools)) {
-            let contracts = Contracts::compile(&handshake);
-            for problem in contracts.problems() {
-                tracing::warn!(
-                    plugin = %self.origin.plugin, session = %self.origin.session,
-                    "{problem}"
-                );
-            }
-            self.contracts = Some(Arc::new(contracts));
+            self.contracts = Some(Arc::new(Contracts::compile(&handshake)));
         }
         Ok(*handshake)
     }
@@ -304,6 +306,19 @@ impl PluginHost {
         call: &wit::ToolCall,
         mut deadline: Deadline,
     ) -> Result<String, CallError> {
+        if self.contracts.is_none() {
+            // A tool before `plugin.initialize` activates the plugin lazily
+            // (spec §3): activate it here, as an initialize without params
+            // would, so its contracts are known before its first call.
+            let request = wit::InitializeRequest {
+                host_ipc_version: None,
+                core_version: None,
+            };
+            self.initialize_by(request, deadline).await?;
+            for problem in self.contracts.iter().flat_map(|c| c.problems()) {
+                tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{problem}");
+            }
+        }
         let contracts = self.contracts.as_ref();
         let Some(tool) = contracts.and_then(|c| c.tool(&call.tool_name)).cloned() else {
             return self.call_tool_by_ref(call, deadline).await;
@@ -428,6 +443,12 @@ impl PluginHost {
         self.live = None;
         self.initialized_with = None;
         result.map(drop)
+    }
+
+    /// Bytes of linear memory and tables its live instance holds (what
+    /// counts against [`Limits::max_memory_bytes`]); `None` if none is live.
+    pub fn memory_bytes(&self) -> Option<usize> {
+        Some(self.live.as_ref()?.store.data().limits.used())
     }
 
     /// Whether the plugin was disabled after repeated traps, and why.

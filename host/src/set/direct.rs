@@ -91,7 +91,18 @@ impl Session {
         let label = || "plugin.initialize".to_owned();
         let mut guard = lock_bounded(&self.slots[index], deadline, &label).await?;
         let instance = prepared(&mut guard, member, &self.context);
-        instance.host.initialize(request).await
+        let before = instance.host.contracts().cloned();
+        let handshake = instance.host.initialize(request).await?;
+        // New contracts (the first handshake, or one that changed): what is
+        // wrong with them is said once; the handshake is passed on as it is.
+        if let Some(contracts) = instance.host.contracts()
+            && before.is_none_or(|b| !Arc::ptr_eq(&b, contracts))
+        {
+            for problem in contracts.problems() {
+                tracing::warn!(plugin = %plugin, "{problem}");
+            }
+        }
+        Ok(handshake)
     }
 
     /// `tool.execute` of `call`, as it is, by plugin `plugin`.

@@ -1,0 +1,104 @@
+//! What a component imports and exports, and which of its imports this
+//! host provides: the first questions `lingxi-wasm-run check` asks of a
+//! package, before anything in it runs.
+
+use std::time::{Duration, Instant};
+
+use crate::engine::{PluginComponent, Runtime};
+use crate::error::LoadError;
+
+/// The export every LingXi plugin component has.
+pub const PLUGIN_EXPORT: &str = "lingxi:plugin/plugin@0.1.0";
+
+/// The interfaces this host links, by package (any 0.2 version of WASI).
+const PROVIDED: [&str; 9] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "lingxi:plugin/types@0.1.0",
+    "lingxi:plugin/host-info@0.1.0",
+    "lingxi:plugin/logging@0.1.0",
+];
+
+/// A compiled component's imports and exports, by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Every import, e.g. `wasi:cli/environment@0.2.6`.
+    pub imports: Vec<String>,
+    /// Every export, e.g. `lingxi:plugin/plugin@0.1.0`.
+    pub exports: Vec<String>,
+    /// How long compiling took.
+    pub compile_time: Duration,
+}
+
+impl Shape {
+    /// Whether it exports the plugin interface.
+    pub fn is_plugin(&self) -> bool {
+        self.exports.iter().any(|e| e == PLUGIN_EXPORT)
+    }
+
+    /// The imports this host does not provide.
+    pub fn unprovided(&self) -> Vec<&str> {
+        self.imports
+            .iter()
+            .map(String::as_str)
+            .filter(|name| !provided(name))
+            .collect()
+    }
+
+    /// Whether it imports any interface of `package` (e.g. `wasi:sockets`).
+    pub fn imports_package(&self, package: &str) -> bool {
+        self.imports
+            .iter()
+            .any(|i| i.starts_with(&format!("{package}/")))
+    }
+}
+
+/// Whether this host links `import`.
+pub fn provided(import: &str) -> bool {
+    PROVIDED.iter().any(|p| {
+        if p.ends_with('/') {
+            import.starts_with(p) && import.contains("@0.2.")
+        } else {
+            import == *p
+        }
+    })
+}
+
+impl Runtime {
+    /// Compiles `bytes` (never from the cache) and lists what the
+    /// component imports and exports; runs nothing.
+    pub fn shape(&self, bytes: &[u8], name: &str) -> Result<(Shape, Linked), LoadError> {
+        let started = Instant::now();
+        let component = self.clone().with_cache(None).compile(bytes, name)?;
+        let compile_time = started.elapsed();
+        let ty = component.component_type();
+        let shape = Shape {
+            imports: ty
+                .imports(&self.engine)
+                .map(|(n, _)| n.to_owned())
+                .collect(),
+            exports: ty
+                .exports(&self.engine)
+                .map(|(n, _)| n.to_owned())
+                .collect(),
+            compile_time,
+        };
+        Ok((shape, Linked { component }))
+    }
+}
+
+/// A component [`Runtime::shape`] compiled, to link and load.
+pub struct Linked {
+    component: wasmtime::component::Component,
+}
+
+impl Linked {
+    /// Links it and asks its manifest, in a sandbox with nothing granted.
+    pub async fn load(self, runtime: &Runtime, name: &str) -> Result<PluginComponent, LoadError> {
+        runtime.prepare(self.component, name, None, None).await
+    }
+}

@@ -1,0 +1,349 @@
+//! `check FILE`: the package validator an author runs before publishing
+//! and a host runs before installing. In order: is it a component, does it
+//! export `lingxi:plugin/plugin`, does this host provide its imports, is
+//! its manifest well-formed, does its handshake hold together (names,
+//! aliases, IPC version, hooks), is every tool schema valid and every
+//! annotation well-formed, do its capabilities match its imports; and a
+//! smoke exchange (snapshot, initialize, deactivate) with nothing granted.
+//! Nothing the plugin says reaches the terminal unfiltered.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity};
+use lingxi_wasm_host::protocol::dto::SnapshotDto;
+use lingxi_wasm_host::shape::{PLUGIN_EXPORT, Shape};
+use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
+use lingxi_wasm_host::{Limits, PluginHost, Runtime, convert, no_grant, pack, printable, storage};
+use serde_json::{Value, json};
+
+/// One finding: the rule, how bad, what to do.
+struct Finding {
+    rule: &'static str,
+    severity: Severity,
+    message: String,
+}
+
+/// What `check` learnt about the package.
+#[derive(Default)]
+struct Report {
+    findings: Vec<Finding>,
+    manifest: Option<Manifest>,
+    size: usize,
+    compile_ms: Option<u128>,
+    memory: Option<usize>,
+    tools: Vec<Value>,
+}
+
+impl Report {
+    fn error(&mut self, rule: &'static str, message: impl Into<String>) {
+        self.push(rule, Severity::Error, message);
+    }
+    fn warning(&mut self, rule: &'static str, message: impl Into<String>) {
+        self.push(rule, Severity::Warning, message);
+    }
+    fn push(&mut self, rule: &'static str, severity: Severity, message: impl Into<String>) {
+        let message = printable(&message.into()).into_owned();
+        self.findings.push(Finding {
+            rule,
+            severity,
+            message,
+        });
+    }
+    fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+}
+
+/// The report listed errors: the process exits with status 1 (the report
+/// already said why).
+#[derive(Debug, thiserror::Error)]
+#[error("the check found errors")]
+pub struct Failed;
+
+/// Runs every check on `file` and prints the report; fails with [`Failed`]
+/// when there is an error (exit status 1), so 0 means none.
+pub fn check(tokio: &tokio::runtime::Runtime, file: &Path, json: bool) -> Result<()> {
+    let bytes = match pack::read(file)? {
+        Some(packed) => packed.component().to_vec(),
+        None => std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?,
+    };
+    let mut report = Report {
+        size: bytes.len(),
+        ..Report::default()
+    };
+    tokio.block_on(inspect(&bytes, &file.display().to_string(), &mut report));
+    if json {
+        println!("{}", as_json(file, &report));
+    } else {
+        print!("{}", as_text(file, &report));
+    }
+    if report.count(Severity::Error) == 0 {
+        Ok(())
+    } else {
+        Err(Failed.into())
+    }
+}
+
+async fn inspect(bytes: &[u8], name: &str, report: &mut Report) {
+    let runtime = match Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return report.error("engine", e.to_string()),
+    };
+    let (shape, linked) = match runtime.shape(bytes, name) {
+        Ok(found) => found,
+        Err(e) => return report.error("component", e.to_string()),
+    };
+    report.compile_ms = Some(shape.compile_time.as_millis());
+    if !shape.is_plugin() {
+        return report.error("world", not_a_plugin(&shape));
+    }
+    let unprovided = shape.unprovided();
+    for import in &unprovided {
+        report.error("imports", format!(
+            "it imports {import}, which this host does not provide; plugins may import only WASI 0.2 (cli, clocks, filesystem, io, random, sockets) and lingxi:plugin interfaces: remove the dependency that brings it in"
+        ));
+    }
+    if !unprovided.is_empty() {
+        return;
+    }
+    let component = match linked.load(&runtime, name).await {
+        Ok(component) => component,
+        Err(e) => return report.error("manifest", e.to_string()),
+    };
+    let manifest = component.manifest().clone();
+    check_manifest(&manifest, report);
+    check_capabilities(&manifest, &shape, report);
+    report.manifest = Some(manifest);
+    smoke(
+        PluginHost::new(component, no_grant(), Limits::default()),
+        report,
+    )
+    .await;
+}
+
+fn not_a_plugin(shape: &Shape) -> String {
+    let other = shape
+        .exports
+        .iter()
+        .find(|e| e.starts_with("lingxi:plugin/plugin@"));
+    if let Some(other) = other {
+        return format!(
+            "it exports {other}, not {PLUGIN_EXPORT}: rebuild it with this version of lingxi-plugin-sdk"
+        );
+    }
+    let exports = if shape.exports.is_empty() {
+        "nothing".to_owned()
+    } else {
+        shape.exports.join(", ")
+    };
+    let command = shape.exports.iter().any(|e| e.starts_with("wasi:cli/run@"));
+    let what = if command {
+        " (it is a command, a program with a main function)"
+    } else {
+        ""
+    };
+    format!(
+        "it does not export {PLUGIN_EXPORT}; it exports {exports}{what}: build a cdylib that calls lingxi-plugin-sdk's export_plugin!"
+    )
+}
+
+fn check_manifest(m: &Manifest, report: &mut Report) {
+    if !storage::is_safe_id(&m.id) {
+        report.error("manifest.id", format!(
+            "id {:?} cannot be installed: ids must be 1-64 characters of a-z, 0-9, '.' and '-', start and end with a letter or digit, and contain no '..' or '--' (e.g. com.example.my-plugin)",
+            m.id
+        ));
+    }
+    if let Err(e) = semver::Version::parse(&m.version) {
+        report.error(
+            "manifest.version",
+            format!(
+                "version {:?} is not a semantic version ({e}); use MAJOR.MINOR.PATCH, e.g. 0.1.0",
+                m.version
+            ),
+        );
+    }
+    if m.name.trim().is_empty() {
+        report.error(
+            "manifest.name",
+            "name is empty; give the plugin a name people read",
+        );
+    }
+    if m.description.trim().is_empty() {
+        report.error(
+            "manifest.description",
+            "description is empty; say in one line what the plugin does",
+        );
+    }
+}
+
+fn check_capabilities(m: &Manifest, shape: &Shape, report: &mut Report) {
+    let declares = |c: Capability| m.capabilities.contains(&c);
+    let sockets = shape.imports_package("wasi:sockets");
+    if sockets && !declares(Capability::NetworkAccess) {
+        report.warning("capabilities", "it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets");
+    }
+    if !sockets && declares(Capability::NetworkAccess) {
+        report.warning("capabilities", "it declares networkAccess but imports no wasi:sockets interface: it cannot use the network; remove networkAccess so users are not asked to grant it");
+    }
+    if declares(Capability::ProcessExecution) {
+        report.warning("capabilities", "it declares processExecution, which a WebAssembly plugin can never have (WASI has no processes): remove it");
+    }
+}
+
+/// Snapshot, initialize, deactivate with nothing granted; then the
+/// handshake's contracts.
+async fn smoke(mut host: PluginHost, report: &mut Report) {
+    let snapshot = json!({"observedAt": 0, "ipcVersion": 1,
+        "workspace": {"rootPath": "/", "isGitRepository": false, "coreVersion": "1.1.0"}});
+    match serde_json::from_value::<SnapshotDto>(snapshot) {
+        Ok(dto) => {
+            if let Err(e) = host.apply_snapshot(convert::snapshot(dto)) {
+                report.error("smoke", format!("host.snapshot failed: {e}"));
+            }
+        }
+        Err(e) => report.error("smoke", format!("cannot build the smoke snapshot: {e}")),
+    }
+    let request = InitializeRequest {
+        host_ipc_version: Some(1),
+        core_version: Some("1.1.0".into()),
+    };
+    let started = Instant::now();
+    let handshake = match host.initialize(request).await {
+        Ok(handshake) => handshake,
+        Err(e) => return report.error("smoke", format!("plugin.initialize failed: {e}")),
+    };
+    let took = started.elapsed();
+    report.memory = host.memory_bytes();
+    if let Err(e) = host.deactivate().await {
+        report.error("smoke", format!("deactivate failed: {e}"));
+    }
+    tracing::debug!("plugin.initialize took {took:?}");
+    let contracts = match host.contracts() {
+        Some(contracts) => contracts.clone(),
+        None => std::sync::Arc::new(Contracts::compile(&handshake)),
+    };
+    for problem in contracts.problems() {
+        let rule = match problem.kind {
+            ProblemKind::Handshake => "handshake",
+            ProblemKind::Schema => "schema",
+            ProblemKind::Annotation => "annotation",
+        };
+        report.push(rule, problem.severity, problem.to_string());
+    }
+    for tool in &handshake.tools {
+        let Some(contract) = contracts.tool(&tool.name) else {
+            continue;
+        };
+        let a = contract.annotations();
+        report.tools.push(json!({
+            "name": printable(&tool.name),
+            "validated": contract.validates(),
+            "paths": a.paths.iter().map(|p| json!({"parameter": p.pointer(), "access": p.access.to_string()})).collect::<Vec<_>>(),
+            "timeoutMs": a.timeout.map(|t| t.as_millis() as u64),
+            "requiresApproval": a.requires_approval,
+            "concurrencySafe": a.concurrency_safe,
+        }));
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+fn as_json(file: &Path, r: &Report) -> Value {
+    json!({
+        "file": file.display().to_string(),
+        "plugin": r.manifest.as_ref().map(|m| json!({
+            "id": printable(&m.id), "version": printable(&m.version), "name": printable(&m.name),
+        })),
+        "sizeBytes": r.size,
+        "compileMs": r.compile_ms,
+        "memoryBytes": r.memory,
+        "tools": r.tools,
+        "diagnostics": r.findings.iter().map(|f| json!({
+            "rule": f.rule, "severity": severity(f.severity), "message": f.message,
+        })).collect::<Vec<_>>(),
+        "errors": r.count(Severity::Error),
+        "warnings": r.count(Severity::Warning),
+        "ok": r.count(Severity::Error) == 0,
+    })
+}
+
+fn as_text(file: &Path, r: &Report) -> String {
+    let mut out = format!("check    {}\n", printable(&file.display().to_string()));
+    if let Some(m) = &r.manifest {
+        out += &format!("plugin   {} {}\n", printable(&m.id), printable(&m.version));
+    }
+    let mut size = format!("size     {} bytes", r.size);
+    if let Some(ms) = r.compile_ms {
+        size += &format!(", compiled in {ms} ms");
+    }
+    if let Some(bytes) = r.memory {
+        size += &format!(
+            ", {:.1} MiB of memory after initialize",
+            bytes as f64 / 1048576.0
+        );
+    }
+    out += &size;
+    out.push('\n');
+    for tool in &r.tools {
+        out += &format!("tool     {}\n", tool_line(tool));
+    }
+    for f in &r.findings {
+        out += &format!("{}[{}]: {}\n", severity(f.severity), f.rule, f.message);
+    }
+    let (errors, warnings) = (r.count(Severity::Error), r.count(Severity::Warning));
+    out += &if errors == 0 {
+        format!("ok: no errors, {warnings} warning(s)\n")
+    } else {
+        format!("failed: {errors} error(s), {warnings} warning(s)\n")
+    };
+    out
+}
+
+/// `name: validated; paths /path (read); timeout 300 ms; …`.
+fn tool_line(tool: &Value) -> String {
+    let mut parts = vec![if tool["validated"] == true {
+        "arguments validated".to_owned()
+    } else {
+        "arguments not validated".to_owned()
+    }];
+    let paths: Vec<String> = tool["paths"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            format!(
+                "{} ({})",
+                p["parameter"].as_str().unwrap_or(""),
+                p["access"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    if !paths.is_empty() {
+        parts.push(format!("paths {}", paths.join(", ")));
+    }
+    if let Some(ms) = tool["timeoutMs"].as_u64() {
+        parts.push(format!("timeout {ms} ms"));
+    }
+    if tool["requiresApproval"] == true {
+        parts.push("requires approval".into());
+    }
+    if tool["concurrencySafe"] == true {
+        parts.push("concurrency-safe".into());
+    }
+    format!(
+        "{}: {}",
+        tool["name"].as_str().unwrap_or(""),
+        parts.join("; ")
+    )
+}

@@ -1,0 +1,185 @@
+//! `lingxi-wasm-run check`: one deliberately broken guest per rule (the
+//! `misfit` guest, built to break it), each with its exact diagnostic and
+//! exit status, and the JSON report.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{guest, launcher, misfit};
+
+/// Runs `check` on `file`: (exit status, stdout).
+fn check(file: &Path, json: bool) -> (i32, String) {
+    let mut command = launcher();
+    command.arg("check").arg(file);
+    if json {
+        command.arg("--json");
+    }
+    let out = command.output().expect("cannot run the launcher");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code().unwrap_or(-1), stdout)
+}
+
+/// Each rule, the misfit build that breaks it, and its exact diagnostic.
+const RULES: [(&str, &[&str], &str); 17] = [
+    (
+        "command",
+        &[],
+        "error[world]: it does not export lingxi:plugin/plugin@0.1.0; it exports wasi:cli/run@0.2.0 (it is a command, a program with a main function): build a cdylib that calls lingxi-plugin-sdk's export_plugin!",
+    ),
+    (
+        "http",
+        &["http"],
+        "error[imports]: it imports wasi:http/types@0.2.12, which this host does not provide; plugins may import only WASI 0.2 (cli, clocks, filesystem, io, random, sockets) and lingxi:plugin interfaces: remove the dependency that brings it in",
+    ),
+    (
+        "id",
+        &[],
+        "error[manifest.id]: id \"Com.Example..Misfit\" cannot be installed: ids must be 1-64 characters of a-z, 0-9, '.' and '-', start and end with a letter or digit, and contain no '..' or '--' (e.g. com.example.my-plugin)",
+    ),
+    (
+        "version",
+        &[],
+        "error[manifest.version]: version \"1.0\" is not a semantic version (unexpected end of input while parsing minor version number); use MAJOR.MINOR.PATCH, e.g. 0.1.0",
+    ),
+    (
+        "name",
+        &[],
+        "error[manifest.name]: name is empty; give the plugin a name people read",
+    ),
+    (
+        "description",
+        &[],
+        "error[manifest.description]: description is empty; say in one line what the plugin does",
+    ),
+    (
+        "ipc-version",
+        &[],
+        "error[handshake]: ipcVersion is 2; LingXi speaks IPC version 1 only: report 1 (build with a current SDK)",
+    ),
+    (
+        "duplicate-tool",
+        &[],
+        "error[handshake]: tool 'misfit.echo' is registered more than once; give each tool its own name",
+    ),
+    (
+        "duplicate-alias",
+        &[],
+        "error[handshake]: alias 'GO' of command 'walk' is also an alias of command 'run' (names match without regard to case); rename one",
+    ),
+    (
+        "alias-is-a-name",
+        &[],
+        "error[handshake]: alias 'run' of command 'stop' is the name of command 'run' (names match without regard to case); rename one",
+    ),
+    (
+        "hooks-twice",
+        &[],
+        "error[handshake]: supportedHooks lists sessionStart more than once; list each event once",
+    ),
+    (
+        "hooks-unsorted",
+        &[],
+        "warning[handshake]: supportedHooks is not sorted ascending (sessionStart, sessionEnd); the protocol lists them sorted",
+    ),
+    (
+        "schema-not-json",
+        &[],
+        "error[schema]: tool 'misfit.broken': inputSchema is not valid JSON (key must be a string at line 1 column 2); its arguments are not validated",
+    ),
+    (
+        "schema-invalid",
+        &[],
+        "error[schema]: tool 'misfit.broken': inputSchema is not a valid JSON Schema (\"objekt\" is not valid under any of the schemas listed in the 'anyOf' keyword); its arguments are not validated",
+    ),
+    (
+        "annotation",
+        &[],
+        "error[annotation]: tool 'misfit.paths': x-lingxi-path at /properties/p is \"rw\"; it must be \"read\" or \"write\"",
+    ),
+    (
+        "initialize-fails",
+        &[],
+        "error[smoke]: plugin.initialize failed: cannot start: misfit on purpose",
+    ),
+    (
+        "net-unused",
+        &[],
+        "warning[capabilities]: it declares networkAccess but imports no wasi:sockets interface: it cannot use the network; remove networkAccess so users are not asked to grant it",
+    ),
+];
+
+#[test]
+fn each_rule_has_its_exact_diagnostic_and_only_errors_fail() {
+    let mut failures = Vec::new();
+    for (rule, features, expected) in RULES {
+        let file = misfit(rule, features);
+        let (status, out) = check(&file, false);
+        let findings: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("error[") || l.starts_with("warning["))
+            .collect();
+        let want_status = if expected.starts_with("error") { 1 } else { 0 };
+        let http_twice = rule == "http" && findings.len() == 2;
+        if !findings.contains(&expected)
+            || (findings.len() != 1 && !http_twice)
+            || status != want_status
+        {
+            failures.push(format!(
+                "{rule}: status {status}, want {want_status}; want only\n  {expected}\ngot\n{out}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_sockets_import_without_network_access_is_a_warning() {
+    let (status, out) = check(&misfit("", &["sockets"]), false);
+    assert_eq!(status, 0, "{out}");
+    let warning = "warning[capabilities]: it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets";
+    assert!(out.lines().any(|l| l == warning), "{out}");
+}
+
+#[test]
+fn a_core_module_is_not_a_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("core.wasm");
+    // The smallest core module: the magic number and version 1.
+    std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap();
+    let (status, out) = check(&core, false);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("error[component]: ") && out.contains("is a core WebAssembly module"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_good_plugin_passes_and_the_json_report_lists_its_contracts() {
+    let (status, out) = check(&misfit("", &[]), false);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.ends_with("ok: no errors, 0 warning(s)\n"), "{out}");
+    let (status, out) = check(&guest("testbed"), true);
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(status, 0, "{report}");
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["plugin"]["id"], "com.lingxi.testbed");
+    assert!(report["sizeBytes"].as_u64().unwrap() > 10_000);
+    assert!(report["compileMs"].as_u64().is_some());
+    assert!(report["memoryBytes"].as_u64().unwrap() > 0);
+    // It declares processExecution, which WASI can never honour.
+    assert_eq!(report["warnings"], 1, "{report}");
+    let tool = |name: &str| {
+        let tools = report["tools"].as_array().unwrap();
+        tools.iter().find(|t| t["name"] == name).cloned().unwrap()
+    };
+    let read = tool("contract.read");
+    assert_eq!(read["validated"], true);
+    assert_eq!(read["paths"][1]["parameter"], "/files/*");
+    assert_eq!(read["paths"][1]["access"], "read");
+    assert_eq!(tool("contract.slow")["timeoutMs"], 300);
+    assert_eq!(tool("contract.approve")["requiresApproval"], true);
+    assert_eq!(tool("contract.safe")["concurrencySafe"], true);
+    assert_eq!(tool("ok")["validated"], false);
+}
