@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity};
+use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity, ToolContract};
 use lingxi_wasm_host::protocol::dto::SnapshotDto;
 use lingxi_wasm_host::shape::{PLUGIN_EXPORT, Shape};
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
@@ -34,6 +34,8 @@ struct Report {
     compile_ms: Option<u128>,
     memory: Option<usize>,
     tools: Vec<Value>,
+    /// `name: contract` lines.
+    tool_lines: Vec<String>,
 }
 
 impl Report {
@@ -241,6 +243,8 @@ async fn smoke(mut host: PluginHost, report: &mut Report) {
             continue;
         };
         let a = contract.annotations();
+        let line = format!("{}: {}", printable(&tool.name), describe(contract));
+        report.tool_lines.push(line);
         report.tools.push(json!({
             "name": printable(&tool.name),
             "validated": contract.validates(),
@@ -295,8 +299,8 @@ fn as_text(file: &Path, r: &Report) -> String {
     }
     out += &size;
     out.push('\n');
-    for tool in &r.tools {
-        out += &format!("tool     {}\n", tool_line(tool));
+    for line in &r.tool_lines {
+        out += &format!("tool     {line}\n");
     }
     for f in &r.findings {
         out += &format!("{}[{}]: {}\n", severity(f.severity), f.rule, f.message);
@@ -310,40 +314,31 @@ fn as_text(file: &Path, r: &Report) -> String {
     out
 }
 
-/// `name: validated; paths /path (read); timeout 300 ms; …`.
-fn tool_line(tool: &Value) -> String {
-    let mut parts = vec![if tool["validated"] == true {
+/// A tool's contract in words: `arguments validated; paths /path (read);
+/// timeout 300 ms; requires approval; concurrency-safe`.
+pub fn describe(contract: &ToolContract) -> String {
+    let a = contract.annotations();
+    let mut parts = vec![if contract.validates() {
         "arguments validated".to_owned()
     } else {
         "arguments not validated".to_owned()
     }];
-    let paths: Vec<String> = tool["paths"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| {
-            format!(
-                "{} ({})",
-                p["parameter"].as_str().unwrap_or(""),
-                p["access"].as_str().unwrap_or("")
-            )
-        })
+    let paths: Vec<String> = a
+        .paths
+        .iter()
+        .map(|p| format!("{} ({})", p.pointer(), p.access))
         .collect();
     if !paths.is_empty() {
         parts.push(format!("paths {}", paths.join(", ")));
     }
-    if let Some(ms) = tool["timeoutMs"].as_u64() {
-        parts.push(format!("timeout {ms} ms"));
+    if let Some(timeout) = a.timeout {
+        parts.push(format!("timeout {} ms", timeout.as_millis()));
     }
-    if tool["requiresApproval"] == true {
+    if a.requires_approval {
         parts.push("requires approval".into());
     }
-    if tool["concurrencySafe"] == true {
+    if a.concurrency_safe {
         parts.push("concurrency-safe".into());
     }
-    format!(
-        "{}: {}",
-        tool["name"].as_str().unwrap_or(""),
-        parts.join("; ")
-    )
+    parts.join("; ")
 }

@@ -9,6 +9,7 @@ mod check;
 mod conformance;
 mod contracts;
 mod embed;
+mod embed_contracts;
 mod embed_load;
 mod isolation;
 mod lifecycle;

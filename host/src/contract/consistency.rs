@@ -118,7 +118,8 @@ mod tests {
 
     #[test]
     fn every_way_command_names_collide_is_told_apart() {
-        let cases: [(&[(&str, &[&str])], &str); 5] = [
+        type Commands<'a> = &'a [(&'a str, &'a [&'a str])];
+        let cases: [(Commands, &str); 5] = [
             (&[("run", &["Run"])], "command 'run' lists 'Run' twice"),
             (
                 &[("run", &[]), ("RUN", &[])],

@@ -1,6 +1,6 @@
 //! Tool contracts: what the host enforces about a call before the plugin
-//! sees it, the same for `lingxi-wasm-run` and for a [`PluginSet`]
-//! (`crate::PluginSet`), from this one module.
+//! sees it, the same for `lingxi-wasm-run` and for a
+//! [`PluginSet`](crate::PluginSet), from this one module.
 //!
 //! At handshake each tool's `inputSchema` is parsed and compiled once
 //! ([`Contracts::compile`]); before every `tool.execute` its arguments are
