@@ -158,6 +158,13 @@ fn path_parameters_resolve_inside_the_workspace_and_are_refused_outside() {
             "path parameter /path ('nope.txt') does not exist",
         ),
     ];
+    // Parsers disagree on which of two values for one key counts: refused.
+    let twice = r#"{"path": "../outside/secret", "path": ""}"#;
+    let error = run(&mut s, "contract.read", twice).unwrap_err();
+    assert!(
+        error.contains(r#"the key "path" appears twice in one object"#),
+        "{error}"
+    );
     let before = calls(&mut s);
     for (arguments, expected) in cases {
         let error = run(&mut s, "contract.read", &arguments.to_string()).unwrap_err();
@@ -214,6 +221,12 @@ fn no_validate_lets_arguments_through_but_keeps_the_path_guard() {
     assert_eq!(calls(&mut s), "1");
     let error = run(&mut s, "contract.read", r#"{"path": "../outside/secret"}"#).unwrap_err();
     assert!(error.contains("leads outside"), "{error}");
+    // A path given in another shape than the schema's is refused all the same.
+    let error = run(&mut s, "contract.read", r#"{"files": "../outside/secret"}"#).unwrap_err();
+    assert!(
+        error.contains("path parameter /files ('a string') is not an array"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@
 
 pub mod annotations;
 mod consistency;
+mod json;
 mod paths;
 mod schema;
 
@@ -183,7 +184,7 @@ impl ToolContract {
         } else {
             arguments
         };
-        let mut value: Value = serde_json::from_str(text).map_err(|e| ContractError::NotJson {
+        let mut value = json::parse(text).map_err(|e| ContractError::NotJson {
             reason: schema::quoted(&e.to_string(), 200),
         })?;
         if let Some(validator) = validator {
@@ -261,9 +262,19 @@ fn resolve_at(
     pointer: &mut String,
     found: &mut Vec<ResolvedPath>,
 ) -> Result<(), ContractError> {
+    // A value of another shape than the schema says is refused even when
+    // validation is off: a path must never slip through unresolved.
+    let kind = value_kind(value);
+    let misshapen = |what: &str, pointer: &str| ContractError::Path {
+        parameter: pointer.to_owned(),
+        given: kind.to_owned(),
+        rule: format!("is not {what}; a path parameter must be given as one"),
+    };
     let Some((step, rest)) = route.split_first() else {
-        let Value::String(given) = value else {
-            return Ok(());
+        let given = match value {
+            Value::Null => return Ok(()),
+            Value::String(given) => given,
+            _ => return Err(misshapen("a string", pointer)),
         };
         if given.is_empty() {
             return Ok(());
@@ -298,10 +309,24 @@ fn resolve_at(
                 resolve_at(item, rest, access, roots, pointer, found)?;
             }
         }
-        _ => {}
+        (_, Value::Null) => {}
+        (annotations::Step::Key(_), _) => return Err(misshapen("an object", pointer)),
+        (annotations::Step::Each, _) => return Err(misshapen("an array", pointer)),
     }
     pointer.truncate(len);
     Ok(())
+}
+
+/// What kind of JSON value `value` is, for messages.
+fn value_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The contracts of every tool of one handshake.
