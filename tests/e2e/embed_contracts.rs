@@ -184,3 +184,41 @@ fn a_plugin_with_a_broken_handshake_or_schema_is_refused_with_the_diagnostic() {
         assert_eq!(answer, r#"{"anything": 1}"#);
     });
 }
+
+/// Calls of a concurrency-safe tool made while the session's instance is
+/// busy run on extra instances; calls of any other tool queue on the one.
+#[test]
+fn a_concurrency_safe_tool_runs_on_more_than_one_instance() {
+    tokio().block_on(async {
+        let mut set = PluginSet::new(Runtime::new().unwrap());
+        set.load_file(&guest("testbed"), PluginOptions::default())
+            .await
+            .unwrap();
+        let id = "com.lingxi.testbed";
+        let session = Arc::new(set.session("s", None).unwrap());
+        let loading = set.stats(id).unwrap().instances;
+        let calls = |tool: &'static str, ms: u64| {
+            let session = session.clone();
+            let arguments = format!(r#"{{"ms": {ms}}}"#);
+            tokio::spawn(async move { session.call_tool(tool, &arguments).await })
+        };
+        // contract.slow is not concurrency-safe (and has a 300 ms timeout).
+        let (a, b) = (calls("contract.slow", 50), calls("contract.slow", 50));
+        assert!(a.await.unwrap().is_ok() && b.await.unwrap().is_ok());
+        let queued = set.stats(id).unwrap().instances - loading;
+        assert_eq!(queued, 1, "queued on one instance");
+        let safe = || calls("contract.safe", 300);
+        let (a, b, c) = (safe(), safe(), safe());
+        for call in [a, b, c] {
+            assert_eq!(call.await.unwrap().unwrap(), r#"{"ms": 300}"#);
+        }
+        let made = set.stats(id).unwrap().instances - loading;
+        assert!(
+            made >= 2,
+            "only {made} instance(s) for three overlapping safe calls"
+        );
+        // Closing deactivates the extra instances too.
+        let session = Arc::try_unwrap(session).ok().unwrap();
+        session.close().await;
+    });
+}

@@ -64,6 +64,7 @@ impl Session {
             }),
             members: Arc::new(members),
             slots: vec![Arc::new(tokio::sync::Mutex::new(Some(instance)))].into(),
+            spares: vec![Default::default()].into(),
             calls: AtomicU64::new(0),
             approver: None,
         }

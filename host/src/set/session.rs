@@ -22,6 +22,12 @@ use crate::stdio::shown_name;
 /// One plugin's instance in a session, made on first use.
 pub(super) type Slot = AsyncMutex<Option<Instance>>;
 
+/// One plugin's extra instances in a session.
+pub(super) type Spares = Mutex<Vec<Arc<Slot>>>;
+
+/// Most extra instances of one plugin in one session.
+pub(super) const MAX_SPARES: usize = 3;
+
 /// What a session's instances share.
 pub(super) struct Context {
     pub(super) id: Arc<str>,
@@ -65,6 +71,9 @@ pub struct Session {
     pub(super) context: Arc<Context>,
     pub(super) members: Arc<Members>,
     pub(super) slots: Box<[Arc<Slot>]>,
+    /// Extra instances per plugin, for calls of a concurrency-safe tool
+    /// made while its instance is busy (at most [`MAX_SPARES`] each).
+    pub(super) spares: Box<[Spares]>,
     pub(super) calls: AtomicU64,
     /// Asked before a call to a tool that requires approval.
     pub(super) approver: Option<Approver>,
@@ -91,6 +100,7 @@ impl Session {
             replaces(None, snapshot)?;
         }
         let slots = members.list.iter().map(|_| Arc::default()).collect();
+        let spares = members.list.iter().map(|_| Spares::default()).collect();
         Ok(Session {
             context: Arc::new(Context {
                 id: id.into(),
@@ -101,6 +111,7 @@ impl Session {
             }),
             members,
             slots,
+            spares,
             calls: AtomicU64::new(0),
             approver,
         })
@@ -258,13 +269,46 @@ impl Session {
     /// Deactivates every instance (concurrently, each within its call
     /// timeout) and frees them.
     pub async fn close(mut self) {
-        deactivate_all(std::mem::take(&mut self.slots)).await;
+        let slots = std::mem::take(&mut self.slots);
+        let slots = self.all_slots(slots);
+        deactivate_all(slots).await;
     }
 
     /// Deactivates and frees every instance, keeping the session: a later
     /// call makes a fresh instance.
     pub async fn deactivate(&self) {
-        deactivate_all(self.slots.clone()).await;
+        deactivate_all(self.all_slots(self.slots.clone())).await;
+    }
+}
+
+impl Session {
+    /// `slots` and every extra instance (taken out of the session).
+    fn all_slots(&self, slots: Box<[Arc<Slot>]>) -> Box<[Arc<Slot>]> {
+        let mut all = slots.into_vec();
+        for spares in &self.spares {
+            all.append(&mut spares.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        all.into_boxed_slice()
+    }
+
+    /// A slot for a call of a concurrency-safe tool of plugin `index`: its
+    /// instance if free, else an idle extra one, else a new extra one (up
+    /// to [`MAX_SPARES`]), else its instance (the call waits for it).
+    pub(super) fn free_slot(&self, index: usize) -> Arc<Slot> {
+        let primary = &self.slots[index];
+        if primary.try_lock().is_ok() {
+            return primary.clone();
+        }
+        let mut spares = self.spares[index].lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(idle) = spares.iter().find(|s| s.try_lock().is_ok()) {
+            return idle.clone();
+        }
+        if spares.len() < MAX_SPARES {
+            let spare = Arc::new(Slot::default());
+            spares.push(spare.clone());
+            return spare;
+        }
+        primary.clone()
     }
 }
 
@@ -289,6 +333,7 @@ impl Drop for Session {
     /// at hand; without one they are freed without their deactivate hook.
     fn drop(&mut self) {
         let slots = std::mem::take(&mut self.slots);
+        let slots = self.all_slots(slots);
         if slots.is_empty() {
             return;
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::instance::{instance_in, push_number};
+use super::instance::{instance_in, locked, push_number};
 use super::{Member, Session};
 use crate::contract::{ContractError, ResolvedPath, Roots, ToolContract};
 use crate::error::CallError;
@@ -40,6 +40,9 @@ pub struct PreparedCall {
     pub paths: Vec<ResolvedPath>,
     /// Whether the set's approval callback is asked before it runs.
     pub requires_approval: bool,
+    /// Whether it may run on an extra instance of the plugin when the
+    /// session's instance is busy (`x-lingxi-concurrency-safe`).
+    pub concurrency_safe: bool,
     /// The tool's own timeout, if it has one.
     pub timeout: Option<Duration>,
     member: Arc<Member>,
@@ -53,6 +56,7 @@ impl std::fmt::Debug for PreparedCall {
             .field("arguments", &self.arguments)
             .field("paths", &self.paths)
             .field("requires_approval", &self.requires_approval)
+            .field("concurrency_safe", &self.concurrency_safe)
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -113,6 +117,7 @@ impl Session {
             arguments: String::new(),
             paths: Vec::new(),
             requires_approval: annotations.is_some_and(|a| a.requires_approval),
+            concurrency_safe: annotations.is_some_and(|a| a.concurrency_safe),
             timeout: tool_timeout,
             member: member.clone(),
         };
@@ -176,8 +181,12 @@ impl Session {
         }
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let member = &self.members.list[index];
-        let budget = self.deadline(member, timeout, prepared.timeout).budget();
-        let (mut guard, deadline) = self.lock_within(index, Some(budget), label).await?;
+        let deadline = self.deadline(member, timeout, prepared.timeout);
+        let slot = match prepared.concurrency_safe {
+            true => self.free_slot(index),
+            false => self.slots[index].clone(),
+        };
+        let mut guard = locked(&slot, member, &self.context, deadline, label).await?;
         let instance = instance_in(&mut guard, member)?;
         // The call's strings reuse the last call's buffers.
         let call = &mut instance.call;
