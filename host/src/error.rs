@@ -76,6 +76,18 @@ pub enum CallError {
         /// The deadline in force.
         limit: Duration,
     },
+    /// The tool ran past its own timeout (`x-lingxi-timeout-ms`) and was
+    /// stopped.
+    #[error(
+        "{call} did not finish within the tool's own timeout of {:.1} s (x-lingxi-timeout-ms in its inputSchema) and was stopped; the plugin was restarted and will answer the next request",
+        limit.as_secs_f64()
+    )]
+    ToolTimeout {
+        /// What was called.
+        call: String,
+        /// The tool's timeout.
+        limit: Duration,
+    },
     /// The call used more memory than allowed.
     #[error(
         "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the memory limit)",

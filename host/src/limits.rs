@@ -90,17 +90,17 @@ impl Deadline {
             .unwrap_or_else(std::time::Instant::now)
     }
 
-    /// The same deadline, but no later than `limit` after it started
-    /// (a tool's own timeout; it never moves a deadline later).
-    pub fn at_most(mut self, limit: Duration) -> Self {
-        if limit >= self.budget {
+    /// The same deadline, but no later than `limit` from now (a tool's own
+    /// timeout, counted from when the tool starts; it never moves a
+    /// deadline later).
+    pub fn within(mut self, limit: Duration) -> Self {
+        let Some(sooner) = tokio::time::Instant::now().checked_add(limit) else {
             return self;
+        };
+        if self.at.is_none_or(|at| sooner < at) {
+            self.at = Some(sooner);
+            self.budget = limit;
         }
-        if let Some(at) = self.at {
-            let start = at.checked_sub(self.budget);
-            self.at = start.and_then(|s| s.checked_add(limit)).map(|t| t.min(at));
-        }
-        self.budget = limit;
         self
     }
 

@@ -78,13 +78,14 @@ fn lossy_no_longer(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(text)
 }
 
-/// `text` with every control character but tab (newlines included)
-/// replaced by `?`. Text from a plugin is shown this way: a terminal never
-/// sees its escape sequences, a reader never sees lines it forged, and the
-/// log formatter has nothing to escape (it would write `\x1b` for one
-/// byte: more than was charged).
+/// `text` with every control character but tab (newlines included), and
+/// every character that changes how text looks without showing (see
+/// `invisible`), replaced by `?`. Text from a plugin is shown this way: a
+/// terminal never sees its escape sequences, a reader never sees lines it
+/// forged or text it reversed, and the log formatter has nothing to escape
+/// (it would write `\x1b` for one byte: more than was charged).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\t';
+    let unsafe_char = |c: char| (c.is_control() && c != '\t') || invisible(c);
     if !text.contains(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -92,6 +93,21 @@ pub fn printable(text: &str) -> Cow<'_, str> {
         text.chars()
             .map(|c| if unsafe_char(c) { '?' } else { c })
             .collect(),
+    )
+}
+
+/// Characters that change how text looks without showing: zero-width
+/// ones, bidirectional controls and line or paragraph separators (a name
+/// with one could pass for another, or a line hide what follows it).
+pub(crate) fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{00AD}'
     )
 }
 

@@ -70,15 +70,14 @@ pub struct Failed;
 /// Runs every check on `file` and prints the report; fails with [`Failed`]
 /// when there is an error (exit status 1), so 0 means none.
 pub fn check(tokio: &tokio::runtime::Runtime, file: &Path, json: bool) -> Result<()> {
-    let bytes = match pack::read(file)? {
-        Some(packed) => packed.component().to_vec(),
-        None => std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?,
-    };
-    let mut report = Report {
-        size: bytes.len(),
-        ..Report::default()
-    };
-    tokio.block_on(inspect(&bytes, &file.display().to_string(), &mut report));
+    let mut report = Report::default();
+    match read(file) {
+        Ok(bytes) => {
+            report.size = bytes.len();
+            tokio.block_on(inspect(&bytes, &file.display().to_string(), &mut report));
+        }
+        Err(e) => report.error("file", format!("{e:#}")),
+    }
     if json {
         println!("{}", as_json(file, &report));
     } else {
@@ -89,6 +88,33 @@ pub fn check(tokio: &tokio::runtime::Runtime, file: &Path, json: bool) -> Result
     } else {
         Err(Failed.into())
     }
+}
+
+/// Largest file `check` reads.
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// The component in `file` (a packed file's own), read only if `file` is a
+/// regular file of at most [`MAX_FILE_BYTES`] (never a FIFO or a device).
+fn read(file: &Path) -> Result<Vec<u8>> {
+    let meta =
+        std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "{} is not a regular file; give the path of a component (.wasm) or a packed plugin",
+            file.display()
+        );
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        anyhow::bail!(
+            "{} is {} bytes, more than the {MAX_FILE_BYTES} a plugin may be",
+            file.display(),
+            meta.len()
+        );
+    }
+    Ok(match pack::read(file)? {
+        Some(packed) => packed.component().to_vec(),
+        None => std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?,
+    })
 }
 
 async fn inspect(bytes: &[u8], name: &str, report: &mut Report) {
@@ -243,7 +269,7 @@ async fn smoke(mut host: PluginHost, report: &mut Report) {
             continue;
         };
         let a = contract.annotations();
-        let line = format!("{}: {}", printable(&tool.name), describe(contract));
+        let line = printable(&format!("{}: {}", tool.name, describe(contract))).into_owned();
         report.tool_lines.push(line);
         report.tools.push(json!({
             "name": printable(&tool.name),
@@ -297,8 +323,10 @@ fn as_text(file: &Path, r: &Report) -> String {
             bytes as f64 / 1048576.0
         );
     }
-    out += &size;
-    out.push('\n');
+    if r.size > 0 {
+        out += &size;
+        out.push('\n');
+    }
     for line in &r.tool_lines {
         out += &format!("tool     {line}\n");
     }

@@ -252,7 +252,7 @@ fn print_inspection(
     for t in &handshake.tools {
         out += &format!("tool         {}: {}\n", p(&t.name), p(&t.description));
         if let Some(contract) = host.contracts().and_then(|c| c.tool(&t.name)) {
-            out += &format!("  contract   {}\n", crate::check::describe(contract));
+            out += &format!("  contract   {}\n", p(&crate::check::describe(contract)));
         }
     }
     for c in &handshake.commands {

@@ -134,7 +134,7 @@ fn a_tool_timeout_shortens_the_deadline_in_a_session() {
             .call_tool_within("contract.slow", r#"{"ms": 5000}"#, Some(Duration::from_secs(20)))
             .await
             .unwrap_err();
-        assert!(matches!(error, CallError::Timeout { limit, .. } if limit == Duration::from_millis(300)), "{error}");
+        assert!(matches!(error, CallError::ToolTimeout { limit, .. } if limit == Duration::from_millis(300)), "{error}");
         assert!(started.elapsed() < Duration::from_secs(4));
         let json = set.catalog().tools_json();
         let slow = json.as_array().unwrap().iter().find(|t| t["name"] == "contract.slow").unwrap();

@@ -193,24 +193,21 @@ impl ToolContract {
                 return Err(ContractError::Invalid { failures });
             }
         }
-        let mut paths = Vec::new();
+        let mut found = Found::default();
         for param in &self.annotations.paths {
-            let mut pointer = String::new();
-            resolve_at(
-                &mut value,
-                &param.route,
-                param.access,
-                roots,
-                &mut pointer,
-                &mut paths,
-            )?;
+            let mut at = At::default();
+            let (route, access) = (&param.route, param.access);
+            resolve_at(&mut value, route, access, roots, &mut at, &mut found)?;
         }
-        if paths.is_empty() {
+        if found.paths.is_empty() {
             return Ok(Checked::default());
         }
-        let arguments = serde_json::to_string(&value).map_err(|e| ContractError::NotJson {
-            reason: e.to_string(),
-        })?;
+        // Only the path strings change: the rest reaches the plugin as written.
+        let arguments =
+            json::splice(text, &found.replaced).map_err(|e| ContractError::NotJson {
+                reason: e.to_string(),
+            })?;
+        let paths = found.paths;
         Ok(Checked {
             arguments: Some(arguments),
             paths,
@@ -253,14 +250,29 @@ impl ToolContract {
     }
 }
 
+/// Where `resolve_at` is: as a JSON pointer (for messages) and as steps
+/// (for splicing).
+#[derive(Default)]
+struct At {
+    pointer: String,
+    segs: Vec<json::Seg>,
+}
+
+/// The path parameters resolved so far, and where their new values go.
+#[derive(Default)]
+struct Found {
+    paths: Vec<ResolvedPath>,
+    replaced: Vec<(Vec<json::Seg>, String)>,
+}
+
 /// Resolves every path at `route` in `value`, recording each.
 fn resolve_at(
     value: &mut Value,
     route: &[annotations::Step],
     access: PathAccess,
     roots: &Roots,
-    pointer: &mut String,
-    found: &mut Vec<ResolvedPath>,
+    at: &mut At,
+    found: &mut Found,
 ) -> Result<(), ContractError> {
     // A value of another shape than the schema says is refused even when
     // validation is off: a path must never slip through unresolved.
@@ -274,46 +286,52 @@ fn resolve_at(
         let given = match value {
             Value::Null => return Ok(()),
             Value::String(given) => given,
-            _ => return Err(misshapen("a string", pointer)),
+            _ => return Err(misshapen("a string", &at.pointer)),
         };
         if given.is_empty() {
             return Ok(());
         }
         let resolved =
             paths::resolve(given, access, roots).map_err(|rule| ContractError::Path {
-                parameter: pointer.clone(),
+                parameter: at.pointer.clone(),
                 given: schema::quoted(given, 200),
                 rule,
             })?;
-        found.push(ResolvedPath {
-            parameter: pointer.clone(),
+        found.replaced.push((at.segs.clone(), resolved.clone()));
+        found.paths.push(ResolvedPath {
+            parameter: at.pointer.clone(),
             access,
             given: std::mem::replace(given, resolved.clone()),
             resolved,
         });
         return Ok(());
     };
-    let len = pointer.len();
+    let len = at.pointer.len();
     match (step, value) {
         (annotations::Step::Key(key), Value::Object(map)) => {
             if let Some(child) = map.get_mut(key) {
-                pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                resolve_at(child, rest, access, roots, pointer, found)?;
+                at.pointer.push('/');
+                at.pointer
+                    .push_str(&key.replace('~', "~0").replace('/', "~1"));
+                at.segs.push(json::Seg::Key(key.clone()));
+                resolve_at(child, rest, access, roots, at, found)?;
+                at.segs.pop();
             }
         }
         (annotations::Step::Each, Value::Array(items)) => {
             for (i, item) in items.iter_mut().enumerate() {
-                pointer.truncate(len);
-                pointer.push_str(&format!("/{i}"));
-                resolve_at(item, rest, access, roots, pointer, found)?;
+                at.pointer.truncate(len);
+                at.pointer.push_str(&format!("/{i}"));
+                at.segs.push(json::Seg::Index(i));
+                resolve_at(item, rest, access, roots, at, found)?;
+                at.segs.pop();
             }
         }
         (_, Value::Null) => {}
-        (annotations::Step::Key(_), _) => return Err(misshapen("an object", pointer)),
-        (annotations::Step::Each, _) => return Err(misshapen("an array", pointer)),
+        (annotations::Step::Key(_), _) => return Err(misshapen("an object", &at.pointer)),
+        (annotations::Step::Each, _) => return Err(misshapen("an array", &at.pointer)),
     }
-    pointer.truncate(len);
+    at.pointer.truncate(len);
     Ok(())
 }
 
@@ -347,6 +365,7 @@ impl Contracts {
     pub fn compile(handshake: &wit::Handshake) -> Contracts {
         let mut problems = consistency::problems(handshake);
         let mut tools = HashMap::new();
+        let mut budget = schema::Budget::default();
         for tool in &handshake.tools {
             let mut problem = |kind, message| {
                 problems.push(Problem {
@@ -374,14 +393,18 @@ impl Contracts {
                     (None, Annotations::default())
                 }
                 Ok(json) => {
-                    let validator = match schema::compile(&json) {
+                    let compiled = match budget.take(tool.input_schema.len(), &json) {
+                        Ok(()) => schema::compile(&json).map_err(|reason| {
+                            format!("inputSchema is not a valid JSON Schema ({reason})")
+                        }),
+                        Err(too_big) => Err(too_big),
+                    };
+                    let validator = match compiled {
                         Ok(validator) => Some(validator),
                         Err(reason) => {
                             problem(
                                 ProblemKind::Schema,
-                                format!(
-                                    "inputSchema is not a valid JSON Schema ({reason}); its arguments are not validated"
-                                ),
+                                format!("{reason}; its arguments are not validated"),
                             );
                             None
                         }

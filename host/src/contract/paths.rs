@@ -54,6 +54,16 @@ impl Roots {
         roots
     }
 
+    /// A directory mounted read-only that holds `path` and lies deeper
+    /// than the writable `root` (the sandbox resolves into the deepest
+    /// mount, so a write there fails).
+    fn read_only_over(&self, root: &Path, path: &Path) -> Option<&PathBuf> {
+        self.read
+            .iter()
+            .filter(|dir| !self.write.contains(dir))
+            .find(|dir| dir.starts_with(root) && *dir != root && path.starts_with(dir))
+    }
+
     fn for_access(&self, access: PathAccess) -> &[PathBuf] {
         match access {
             PathAccess::Read => &self.read,
@@ -125,18 +135,37 @@ pub(crate) fn resolve(given: &str, access: PathAccess, roots: &Roots) -> Result<
         }
         Err(e) => return Err(escape_or(e, &root)),
     };
-    let full = if canonical.as_os_str().is_empty() || canonical == Path::new(".") {
-        root
-    } else {
-        root.join(canonical)
-    };
+    let full = joined(&root, &canonical);
+    if access == PathAccess::Write
+        && let Some(read_only) = roots.read_only_over(&root, &full)
+    {
+        return Err(format!(
+            "lies in {}, which is mounted read-only inside the writable {}",
+            read_only.display(),
+            root.display()
+        ));
+    }
     full.into_os_string()
         .into_string()
         .map_err(|_| "resolves to a path that is not valid UTF-8".to_owned())
 }
 
-/// A file to be created: its parent must exist inside the root.
+/// `rest` (canonical, relative) under `root`, without `.` components.
+fn joined(root: &Path, rest: &Path) -> PathBuf {
+    let mut full = root.to_path_buf();
+    full.extend(rest.components().filter(|c| *c != Component::CurDir));
+    full
+}
+
+/// A file to be created: its parent must exist inside the root, and it
+/// must not be a symbolic link (whose target is then missing).
 fn to_create(dir: &Dir, inside: &Path, root: &Path) -> Result<PathBuf, String> {
+    if dir.symlink_metadata(inside).is_ok() {
+        return Err(format!(
+            "is a symbolic link whose target does not exist in {}; give the path of the file itself",
+            root.display()
+        ));
+    }
     let (Some(parent), Some(Component::Normal(name))) =
         (inside.parent(), inside.components().next_back())
     else {
@@ -163,7 +192,7 @@ fn to_create(dir: &Dir, inside: &Path, root: &Path) -> Result<PathBuf, String> {
 fn escape_or(e: io::Error, root: &Path) -> String {
     if e.kind() == io::ErrorKind::PermissionDenied {
         format!(
-            "leads outside {} (through '..' or a symbolic link); the plugin may only be given paths inside it",
+            "leads outside {} (through '..', a symbolic link out of it, or a symbolic link with an absolute target, which the sandbox never follows); the plugin may only be given paths inside it",
             root.display()
         )
     } else {
@@ -267,6 +296,19 @@ mod tests {
         assert!(error.contains("needs an existing parent"), "{error}");
         let error = resolve("../outside/new.txt", PathAccess::Write, &f.roots).unwrap_err();
         assert!(error.contains("leads outside"), "{error}");
+        let top = resolve("new.txt", PathAccess::Write, &f.roots);
+        assert_eq!(top, Ok(f.ws.join("new.txt").display().to_string()), "no ./");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("src/none/x", f.ws.join("dangling")).unwrap();
+        let error = resolve("dangling", PathAccess::Write, &f.roots).unwrap_err();
+        assert!(
+            error.contains("symbolic link whose target does not exist"),
+            "{error}"
+        );
+        // A read-only mount inside the writable workspace wins, as in WASI.
+        f.roots.read.push(f.ws.join("src"));
+        let error = resolve("src/new.txt", PathAccess::Write, &f.roots).unwrap_err();
+        assert!(error.contains("which is mounted read-only"), "{error}");
     }
 
     #[test]

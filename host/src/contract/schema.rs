@@ -20,7 +20,74 @@ const MAX_QUOTED: usize = 60;
 
 /// Largest compiled size of one `pattern` (the `regex` crate's own cap is
 /// 10 MiB; a schema has no use for more than this).
-const MAX_PATTERN_BYTES: usize = 1 << 20;
+const MAX_PATTERN_BYTES: usize = 256 * 1024;
+
+/// What compiling one handshake's schemas may cost: compiling runs on the
+/// host, outside the plugin's memory cap, so a plugin could otherwise make
+/// the host spend seconds and gigabytes on regular expressions.
+pub(crate) struct Budget {
+    bytes: usize,
+    patterns: usize,
+}
+
+/// Largest schema compiled, in bytes of JSON text.
+pub(crate) const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// Most schema text compiled for one handshake, in bytes.
+const MAX_TOTAL_BYTES: usize = 1024 * 1024;
+/// Most `pattern` and `patternProperties` entries compiled for one handshake.
+const MAX_PATTERNS: usize = 128;
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            bytes: MAX_TOTAL_BYTES,
+            patterns: MAX_PATTERNS,
+        }
+    }
+}
+
+impl Budget {
+    /// Takes what compiling `schema` (`text` bytes long) costs, or says why
+    /// it is not compiled.
+    pub(crate) fn take(&mut self, text: usize, schema: &Value) -> Result<(), String> {
+        if text > MAX_SCHEMA_BYTES {
+            return Err(format!(
+                "inputSchema is {text} bytes, more than the {MAX_SCHEMA_BYTES} this host compiles; make it smaller"
+            ));
+        }
+        let patterns = patterns(schema, 0);
+        if text > self.bytes || patterns > self.patterns {
+            return Err(format!(
+                "the plugin's schemas together exceed what this host compiles ({MAX_TOTAL_BYTES} bytes and {MAX_PATTERNS} patterns in all); make them smaller"
+            ));
+        }
+        self.bytes -= text;
+        self.patterns -= patterns;
+        Ok(())
+    }
+}
+
+/// How many regular expressions `schema` holds.
+fn patterns(schema: &Value, depth: usize) -> usize {
+    if depth > 128 {
+        return 0;
+    }
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| {
+                let own = match (key.as_str(), value) {
+                    ("pattern", Value::String(_)) => 1,
+                    ("patternProperties", Value::Object(p)) => p.len(),
+                    _ => 0,
+                };
+                own + patterns(value, depth + 1)
+            })
+            .sum(),
+        Value::Array(items) => items.iter().map(|v| patterns(v, depth + 1)).sum(),
+        _ => 0,
+    }
+}
 
 /// Compiles `schema`, or says why it is not a valid JSON Schema.
 pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
@@ -28,7 +95,15 @@ pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
         .offline()
         .with_pattern_options(PatternOptions::regex().size_limit(MAX_PATTERN_BYTES))
         .build(schema)
-        .map_err(|e| quoted(&e.to_string(), 200))
+        .map_err(|e| {
+            let text = quoted(&e.to_string(), 200);
+            if text.contains("is not a \"regex\"") {
+                // Valid JSON Schema, but not for this engine.
+                format!("{text}: patterns use Rust regex syntax, without look-around or back-references, and at most {} KiB compiled", MAX_PATTERN_BYTES / 1024)
+            } else {
+                text
+            }
+        })
 }
 
 /// Every way `arguments` fails `validator` (at most [`MAX_LISTED`], then how
@@ -215,6 +290,25 @@ mod tests {
         assert_eq!(failures.len(), MAX_LISTED + 1);
         assert_eq!(failures[MAX_LISTED], "and 12 more");
         assert!(failures[0].len() < 200, "{}", failures[0]);
+    }
+
+    #[test]
+    fn the_budget_bounds_what_one_handshake_compiles() {
+        let mut budget = Budget::default();
+        let one = json!({"properties": {"a": {"pattern": "^a$"}}, "patternProperties": {"^x": {}}});
+        assert_eq!(patterns(&one, 0), 2);
+        for _ in 0..MAX_PATTERNS / 2 {
+            budget.take(100, &one).unwrap();
+        }
+        let error = budget.take(100, &one).unwrap_err();
+        assert!(error.contains("exceed what this host compiles"), "{error}");
+        let error = Budget::default()
+            .take(MAX_SCHEMA_BYTES + 1, &json!({}))
+            .unwrap_err();
+        assert!(
+            error.contains("more than the 65536 this host compiles"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -304,7 +304,7 @@ impl PluginHost {
     pub(crate) async fn call_tool_checked(
         &mut self,
         call: &wit::ToolCall,
-        mut deadline: Deadline,
+        deadline: Deadline,
     ) -> Result<String, CallError> {
         if self.contracts.is_none() {
             // A tool before `plugin.initialize` activates the plugin lazily
@@ -321,11 +321,9 @@ impl PluginHost {
         }
         let contracts = self.contracts.as_ref();
         let Some(tool) = contracts.and_then(|c| c.tool(&call.tool_name)).cloned() else {
-            return self.call_tool_by_ref(call, deadline).await;
+            return self.call_tool_by_ref(call, deadline, None).await;
         };
-        if let Some(timeout) = tool.annotations().timeout {
-            deadline = deadline.at_most(timeout);
-        }
+        let tool_limit = tool.annotations().timeout;
         let label = || Call::Tool(call).to_string();
         let checked = tool
             .check_within(
@@ -342,22 +340,34 @@ impl PluginHost {
                     arguments,
                     ..call.clone()
                 };
-                self.call_tool_by_ref(&call, deadline).await
+                self.call_tool_by_ref(&call, deadline, tool_limit).await
             }
-            None => self.call_tool_by_ref(call, deadline).await,
+            None => self.call_tool_by_ref(call, deadline, tool_limit).await,
         }
     }
 
     /// `tool.execute` of a call the caller keeps (and reuses), within a
-    /// deadline the caller may have started earlier.
+    /// deadline the caller may have started earlier, and within `tool_limit`
+    /// (the tool's own timeout) from when the tool starts: starting a fresh
+    /// instance does not count against the tool's own timeout.
     pub(crate) async fn call_tool_by_ref(
         &mut self,
         call: &wit::ToolCall,
         mut deadline: Deadline,
+        tool_limit: Option<Duration>,
     ) -> Result<String, CallError> {
         let call = Call::Tool(call);
         self.ensure_live(&call, &mut deadline).await?;
-        let Reply::Text(output) = self.guard(&call, &mut deadline).await? else {
+        if let Some(limit) = tool_limit {
+            deadline = deadline.within(limit);
+        }
+        let reply = match self.guard(&call, &mut deadline).await {
+            Err(CallError::Timeout { call, limit }) if tool_limit == Some(limit) => {
+                return Err(CallError::ToolTimeout { call, limit });
+            }
+            reply => reply?,
+        };
+        let Reply::Text(output) = reply else {
             unreachable!("execute-tool answers text")
         };
         self.check_size(&call, output.len())?;

@@ -155,7 +155,7 @@ fn bad_names(handshake: &wit::Handshake) -> Option<String> {
             ))
         } else if name
             .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || invisible(c))
+            .any(|c| c.is_control() || c.is_whitespace() || crate::stdio::invisible(c))
         {
             Some(format!(
                 "its {kind} '{shown}' contains control characters, spaces or invisible characters"
@@ -180,21 +180,6 @@ fn bad_names(handshake: &wit::Handshake) -> Option<String> {
         }
     }
     None
-}
-
-/// Characters that change how text looks without showing: zero-width
-/// ones and bidirectional controls (a name with one could pass for
-/// another plugin's).
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}'
-            | '\u{00AD}'
-    )
 }
 
 /// Grants nothing: the plugin runs with no capability at all.

@@ -80,8 +80,34 @@ impl Session {
         arguments: &str,
         timeout: Option<Duration>,
     ) -> Result<String, CallError> {
-        let prepared = self.prepare_within(name, arguments, timeout).await?;
-        self.call_prepared_within(&prepared, timeout).await
+        let Some(&index) = self.members.tools.get(name) else {
+            return Err(CallError::NoSuchTool {
+                name: shown_name(name),
+            });
+        };
+        let member = &self.members.list[index];
+        let Some(contract) = member.contracts.tool(name) else {
+            let deadline = self.deadline(member, timeout);
+            return self
+                .run_tool(index, name, arguments, deadline, None, false)
+                .await;
+        };
+        let a = contract.annotations();
+        if a.requires_approval {
+            let prepared = self.prepare_within(name, arguments, timeout).await?;
+            return self.call_prepared_within(&prepared, timeout).await;
+        }
+        // No approval to ask: checked and run within one deadline, without
+        // a `PreparedCall` (no copies on the way of every call).
+        let deadline = self.deadline(member, timeout);
+        let label = || format!("tool.execute '{}'", shown_name(name));
+        let roots = || self.roots(member);
+        let checked = contract.check_within(arguments, roots, member.validate, deadline, label);
+        let checked = checked.await?;
+        let arguments = checked.arguments.as_deref().unwrap_or(arguments);
+        let (limit, safe) = (a.timeout, a.concurrency_safe);
+        self.run_tool(index, name, arguments, deadline, limit, safe)
+            .await
     }
 
     /// Checks a call of tool `name` against its contract without running
@@ -125,7 +151,7 @@ impl Session {
             prepared.arguments = arguments.to_owned();
             return Ok(prepared);
         };
-        let deadline = self.deadline(member, timeout, tool_timeout);
+        let deadline = self.deadline(member, timeout);
         let label = || format!("tool.execute '{}'", shown_name(name));
         let roots = || self.roots(member);
         let checked = ToolContract::check_within(
@@ -179,20 +205,44 @@ impl Session {
                 return Err(refused(ContractError::NotApproved));
             }
         }
+        let member = &self.members.list[index];
+        let deadline = self.deadline(member, timeout);
+        let (tool, arguments) = (&prepared.tool, &prepared.arguments);
+        let (limit, safe) = (prepared.timeout, prepared.concurrency_safe);
+        self.run_tool(index, tool, arguments, deadline, limit, safe)
+            .await
+    }
+
+    /// Runs tool `name` of plugin `index` with `arguments` as they are,
+    /// within `deadline` and its own `limit` from when it starts; on an
+    /// extra instance if the tool is `safe` to run concurrently and the
+    /// session's instance is busy.
+    async fn run_tool(
+        &self,
+        index: usize,
+        name: &str,
+        arguments: &str,
+        deadline: Deadline,
+        limit: Option<Duration>,
+        safe: bool,
+    ) -> Result<String, CallError> {
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let member = &self.members.list[index];
-        let deadline = self.deadline(member, timeout, prepared.timeout);
-        let slot = match prepared.concurrency_safe {
-            true => self.free_slot(index),
-            false => self.slots[index].clone(),
+        let label = || format!("tool.execute '{}'", shown_name(name));
+        let spare;
+        let slot = if safe {
+            spare = self.free_slot(index);
+            &spare
+        } else {
+            &self.slots[index]
         };
-        let mut guard = locked(&slot, member, &self.context, deadline, label).await?;
+        let mut guard = locked(slot, member, &self.context, deadline, label).await?;
         let instance = instance_in(&mut guard, member)?;
         // The call's strings reuse the last call's buffers.
         let call = &mut instance.call;
         for (field, value) in [
-            (&mut call.tool_name, prepared.tool.as_str()),
-            (&mut call.arguments, &prepared.arguments),
+            (&mut call.tool_name, name),
+            (&mut call.arguments, arguments),
             (&mut call.session_id, &self.context.id),
         ] {
             field.clear();
@@ -204,23 +254,13 @@ impl Session {
         push_number(&mut call.tool_call_id, call_number);
         instance
             .host
-            .call_tool_by_ref(&instance.call, deadline)
+            .call_tool_by_ref(&instance.call, deadline, limit)
             .await
     }
 
-    /// A deadline from now: `timeout` or the owner's call timeout, no
-    /// longer than the tool's own.
-    fn deadline(
-        &self,
-        member: &Member,
-        timeout: Option<Duration>,
-        tool: Option<Duration>,
-    ) -> Deadline {
-        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
-        match tool {
-            Some(tool) => deadline.at_most(tool),
-            None => deadline,
-        }
+    /// A deadline from now: `timeout` or the owner's call timeout.
+    fn deadline(&self, member: &Member, timeout: Option<Duration>) -> Deadline {
+        Deadline::after(timeout.unwrap_or(member.limits.call_timeout))
     }
 
     /// Where `member`'s path parameters may point in this session.
