@@ -242,6 +242,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn printable_hides_controls_and_characters_that_reorder_or_hide_text() {
+        assert_eq!(printable("a\tb"), "a\tb");
+        assert_eq!(printable("ok\n\u{1b}[32mforged"), "ok??[32mforged");
+        assert_eq!(
+            printable("t.\u{202e}gnp.exe\u{200b}\u{2028}"),
+            "t.?gnp.exe??"
+        );
+    }
+
+    #[test]
     fn every_line_is_charged_with_its_frame() {
         let budget = OutputBudget::new(1000);
         let origin = Origin::new("p");
