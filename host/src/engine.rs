@@ -93,11 +93,7 @@ impl Runtime {
 
     /// Loads a component file and reads its manifest.
     pub async fn load_file(&self, path: &Path) -> Result<PluginComponent, LoadError> {
-        regular_file(path)?;
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = read_plugin_file(path)?;
         self.load_bytes(&bytes, &path.display().to_string()).await
     }
 
@@ -314,6 +310,30 @@ impl Runtime {
 /// Largest plugin file read: far above any plugin (the launcher with a
 /// component packed in is ~30 MB), far below what would exhaust memory.
 pub const MAX_PLUGIN_FILE: u64 = 1 << 30;
+
+/// The bytes of plugin file `path`: a regular file, read up to the limit
+/// of a plugin file whatever size it reports (a file under `/proc` may say
+/// 0 and never end).
+pub fn read_plugin_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    use std::io::Read;
+    regular_file(path)?;
+    let error = |source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(error)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PLUGIN_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(error)?;
+    if bytes.len() as u64 > MAX_PLUGIN_FILE {
+        return Err(error(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("more than the {MAX_PLUGIN_FILE}-byte limit of a plugin file"),
+        )));
+    }
+    Ok(bytes)
+}
 
 /// Refuses what must not be read as a plugin file: anything but a regular
 /// file (a FIFO would block the reader forever, a device never end) and

@@ -105,7 +105,7 @@ pub mod types {
 
 pub use cache::CompileCache;
 pub use config::{Pooling, RuntimeConfig};
-pub use engine::{PluginComponent, Runtime, call_runtime};
+pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};
 pub use limits::Limits;
 pub use plugin::PluginHost;

@@ -15,7 +15,9 @@ use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity, ToolContract}
 use lingxi_wasm_host::protocol::dto::SnapshotDto;
 use lingxi_wasm_host::shape::{PLUGIN_EXPORT, Shape};
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
-use lingxi_wasm_host::{Limits, PluginHost, Runtime, convert, no_grant, pack, printable, storage};
+use lingxi_wasm_host::{
+    Limits, PluginHost, Runtime, convert, no_grant, pack, printable, read_plugin_file, storage,
+};
 use serde_json::{Value, json};
 
 /// One finding: the rule, how bad, what to do.
@@ -113,7 +115,7 @@ fn read(file: &Path) -> Result<Vec<u8>> {
     }
     Ok(match pack::read(file)? {
         Some(packed) => packed.component().to_vec(),
-        None => std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?,
+        None => read_plugin_file(file)?,
     })
 }
 
@@ -274,7 +276,7 @@ async fn smoke(mut host: PluginHost, report: &mut Report) {
         report.tools.push(json!({
             "name": printable(&tool.name),
             "validated": contract.validates(),
-            "paths": a.paths.iter().map(|p| json!({"parameter": p.pointer(), "access": p.access.to_string()})).collect::<Vec<_>>(),
+            "paths": a.paths.iter().map(|p| json!({"parameter": printable(&p.pointer()), "access": p.access.to_string()})).collect::<Vec<_>>(),
             "timeoutMs": a.timeout.map(|t| t.as_millis() as u64),
             "requiresApproval": a.requires_approval,
             "concurrencySafe": a.concurrency_safe,

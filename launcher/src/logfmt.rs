@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use lingxi_wasm_host::GUEST_TARGET;
+use lingxi_wasm_host::{GUEST_TARGET, printable};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::{DefaultFields, Format, Writer};
@@ -61,10 +61,13 @@ where
         }
         let level = event.metadata().level();
         let space = if fields.stream.is_empty() { "" } else { " " };
+        // Whatever a plugin chose (its id, a schema's keys) is shown
+        // printable: no escape sequence or forged line reaches the terminal.
+        let (plugin, message) = (printable(&fields.plugin), printable(&fields.message));
         writeln!(
             writer,
-            "{level:>5} [{}{space}{}] {}",
-            fields.plugin, fields.stream, fields.message
+            "{level:>5} [{plugin}{space}{}] {message}",
+            fields.stream
         )
     }
 }

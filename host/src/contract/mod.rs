@@ -11,6 +11,7 @@
 //! in `consistency`.
 
 pub mod annotations;
+mod arguments;
 mod consistency;
 mod json;
 mod paths;
@@ -23,7 +24,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
@@ -77,9 +78,10 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = crate::stdio::printable(&self.message);
         match &self.tool {
-            Some(tool) => write!(f, "tool '{}': {}", schema::quoted(tool, 128), self.message),
-            None => f.write_str(&self.message),
+            Some(tool) => write!(f, "tool '{}': {message}", schema::quoted(tool, 128)),
+            None => f.write_str(&message),
         }
     }
 }
@@ -125,6 +127,11 @@ pub enum ContractError {
     NoApprover,
 }
 
+/// Arguments longer than this, for a schema with patterns (and 64 times
+/// this for any schema), are checked off the async thread within the
+/// call's deadline.
+const HEAVY_ARGUMENTS: usize = 4096;
+
 /// A path parameter of a call, as given and as the plugin gets it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedPath {
@@ -152,6 +159,8 @@ pub struct Checked {
 pub struct ToolContract {
     validator: Option<jsonschema::Validator>,
     annotations: Annotations,
+    /// How many regular expressions its schema holds.
+    patterns: usize,
 }
 
 impl ToolContract {
@@ -193,11 +202,11 @@ impl ToolContract {
                 return Err(ContractError::Invalid { failures });
             }
         }
-        let mut found = Found::default();
+        let mut found = arguments::Found::default();
         for param in &self.annotations.paths {
-            let mut at = At::default();
+            let mut at = arguments::At::default();
             let (route, access) = (&param.route, param.access);
-            resolve_at(&mut value, route, access, roots, &mut at, &mut found)?;
+            arguments::resolve_at(&mut value, route, access, roots, &mut at, &mut found)?;
         }
         if found.paths.is_empty() {
             return Ok(Checked::default());
@@ -228,7 +237,12 @@ impl ToolContract {
             call: call(),
             reason,
         };
-        if self.annotations.paths.is_empty() {
+        // Matching patterns is linear, but in the pattern's size times the
+        // text's: large arguments against a schema with patterns, like path
+        // parameters, are checked off this thread, within the deadline.
+        let long = arguments.len() > HEAVY_ARGUMENTS;
+        let heavy = long && (self.patterns > 0 || arguments.len() > 64 * HEAVY_ARGUMENTS);
+        if self.annotations.paths.is_empty() && !heavy {
             return self
                 .check(arguments, &Roots::default(), validate)
                 .map_err(refused);
@@ -247,103 +261,6 @@ impl ToolContract {
                 limit: deadline.budget(),
             }),
         }
-    }
-}
-
-/// Where `resolve_at` is: as a JSON pointer (for messages) and as steps
-/// (for splicing).
-#[derive(Default)]
-struct At {
-    pointer: String,
-    segs: Vec<json::Seg>,
-}
-
-/// The path parameters resolved so far, and where their new values go.
-#[derive(Default)]
-struct Found {
-    paths: Vec<ResolvedPath>,
-    replaced: Vec<(Vec<json::Seg>, String)>,
-}
-
-/// Resolves every path at `route` in `value`, recording each.
-fn resolve_at(
-    value: &mut Value,
-    route: &[annotations::Step],
-    access: PathAccess,
-    roots: &Roots,
-    at: &mut At,
-    found: &mut Found,
-) -> Result<(), ContractError> {
-    // A value of another shape than the schema says is refused even when
-    // validation is off: a path must never slip through unresolved.
-    let kind = value_kind(value);
-    let misshapen = |what: &str, pointer: &str| ContractError::Path {
-        parameter: pointer.to_owned(),
-        given: kind.to_owned(),
-        rule: format!("is not {what}; a path parameter must be given as one"),
-    };
-    let Some((step, rest)) = route.split_first() else {
-        let given = match value {
-            Value::Null => return Ok(()),
-            Value::String(given) => given,
-            _ => return Err(misshapen("a string", &at.pointer)),
-        };
-        if given.is_empty() {
-            return Ok(());
-        }
-        let resolved =
-            paths::resolve(given, access, roots).map_err(|rule| ContractError::Path {
-                parameter: at.pointer.clone(),
-                given: schema::quoted(given, 200),
-                rule,
-            })?;
-        found.replaced.push((at.segs.clone(), resolved.clone()));
-        found.paths.push(ResolvedPath {
-            parameter: at.pointer.clone(),
-            access,
-            given: std::mem::replace(given, resolved.clone()),
-            resolved,
-        });
-        return Ok(());
-    };
-    let len = at.pointer.len();
-    match (step, value) {
-        (annotations::Step::Key(key), Value::Object(map)) => {
-            if let Some(child) = map.get_mut(key) {
-                at.pointer.push('/');
-                at.pointer
-                    .push_str(&key.replace('~', "~0").replace('/', "~1"));
-                at.segs.push(json::Seg::Key(key.clone()));
-                resolve_at(child, rest, access, roots, at, found)?;
-                at.segs.pop();
-            }
-        }
-        (annotations::Step::Each, Value::Array(items)) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                at.pointer.truncate(len);
-                at.pointer.push_str(&format!("/{i}"));
-                at.segs.push(json::Seg::Index(i));
-                resolve_at(item, rest, access, roots, at, found)?;
-                at.segs.pop();
-            }
-        }
-        (_, Value::Null) => {}
-        (annotations::Step::Key(_), _) => return Err(misshapen("an object", &at.pointer)),
-        (annotations::Step::Each, _) => return Err(misshapen("an array", &at.pointer)),
-    }
-    at.pointer.truncate(len);
-    Ok(())
-}
-
-/// What kind of JSON value `value` is, for messages.
-fn value_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -375,7 +292,9 @@ impl Contracts {
                     message,
                 })
             };
-            let (validator, annotations) = match serde_json::from_str::<Value>(&tool.input_schema) {
+            // Read strictly: a key given twice (one copy with a path
+            // annotation, one without) is not left to chance.
+            let (validator, annotations, patterns) = match json::parse(&tool.input_schema) {
                 Err(e) => {
                     problem(
                         ProblemKind::Schema,
@@ -384,19 +303,23 @@ impl Contracts {
                             schema::quoted(&e.to_string(), 200)
                         ),
                     );
-                    (None, Annotations::default())
+                    (None, Annotations::default(), 0)
                 }
                 // The protocol's default schema means none was declared
                 // (spec §5): nothing to enforce, and arguments that are not
                 // JSON at all (spec §7's `"hi"`) still reach the tool.
                 Ok(json) if json == json!({"type": "object", "properties": {}}) => {
-                    (None, Annotations::default())
+                    (None, Annotations::default(), 0)
                 }
                 Ok(json) => {
+                    let mut patterns = 0;
                     let compiled = match budget.take(tool.input_schema.len(), &json) {
-                        Ok(()) => schema::compile(&json).map_err(|reason| {
-                            format!("inputSchema is not a valid JSON Schema ({reason})")
-                        }),
+                        Ok(found) => {
+                            patterns = found;
+                            schema::compile(&json).map_err(|reason| {
+                                format!("inputSchema is not a valid JSON Schema ({reason})")
+                            })
+                        }
                         Err(too_big) => Err(too_big),
                     };
                     let validator = match compiled {
@@ -414,13 +337,14 @@ impl Contracts {
                     for message in found {
                         problem(ProblemKind::Annotation, message);
                     }
-                    (validator, annotations)
+                    (validator, annotations, patterns)
                 }
             };
             tools.entry(tool.name.clone()).or_insert_with(|| {
                 Arc::new(ToolContract {
                     validator,
                     annotations,
+                    patterns,
                 })
             });
         }
@@ -444,5 +368,56 @@ impl Contracts {
     /// Whether these were compiled from exactly `tools`.
     pub(crate) fn compiled_from(&self, tools: &[wit::ToolDescriptor]) -> bool {
         self.from == tools
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handshake(schema: &str) -> wit::Handshake {
+        wit::Handshake {
+            manifest: wit::Manifest {
+                id: "p".into(),
+                name: "P".into(),
+                version: "1.0.0".into(),
+                description: "d".into(),
+                author: None,
+                capabilities: Vec::new(),
+                minimum_core_version: None,
+            },
+            ipc_version: 1,
+            sdk_version: None,
+            tools: vec![wit::ToolDescriptor {
+                name: "t".into(),
+                description: String::new(),
+                input_schema: schema.into(),
+            }],
+            commands: Vec::new(),
+            supported_hooks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_schema_that_repeats_a_key_is_not_trusted() {
+        let schema = r#"{"type": "object", "properties": {"p": {"type": "string", "x-lingxi-path": "read"}, "p": {"type": "string"}}}"#;
+        let contracts = Contracts::compile(&handshake(schema));
+        let problem = contracts.problems()[0].to_string();
+        assert!(
+            problem.contains(r#"the key "p" appears twice"#),
+            "{problem}"
+        );
+        assert!(!contracts.tool("t").unwrap().validates());
+    }
+
+    #[test]
+    fn the_default_schema_declares_nothing_and_lets_any_text_through() {
+        let contracts = Contracts::compile(&handshake(r#"{"type": "object", "properties": {}}"#));
+        assert!(contracts.problems().is_empty());
+        let tool = contracts.tool("t").unwrap();
+        assert_eq!(
+            tool.check("hi", &Roots::default(), true),
+            Ok(Checked::default())
+        );
     }
 }

@@ -58,10 +58,17 @@ impl Roots {
     /// than the writable `root` (the sandbox resolves into the deepest
     /// mount, so a write there fails).
     fn read_only_over(&self, root: &Path, path: &Path) -> Option<&PathBuf> {
+        // Compared in canonical form: a root given through a symbolic link
+        // or with `..` in it is the same directory.
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let (root, path) = (canonical(root), canonical_prefix(path));
         self.read
             .iter()
             .filter(|dir| !self.write.contains(dir))
-            .find(|dir| dir.starts_with(root) && *dir != root && path.starts_with(dir))
+            .find(|dir| {
+                let dir = canonical(dir);
+                dir.starts_with(&root) && dir != root && path.starts_with(&dir)
+            })
     }
 
     fn for_access(&self, access: PathAccess) -> &[PathBuf] {
@@ -148,6 +155,25 @@ pub(crate) fn resolve(given: &str, access: PathAccess, roots: &Roots) -> Result<
     full.into_os_string()
         .into_string()
         .map_err(|_| "resolves to a path that is not valid UTF-8".to_owned())
+}
+
+/// `path` with its longest existing ancestor canonical (a file to be
+/// created does not exist yet).
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(at) {
+            return rest.into_iter().rev().fold(found, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// `rest` (canonical, relative) under `root`, without `.` components.
@@ -305,10 +331,21 @@ mod tests {
             error.contains("symbolic link whose target does not exist"),
             "{error}"
         );
-        // A read-only mount inside the writable workspace wins, as in WASI.
+        // A read-only mount inside the writable workspace is refused, also
+        // when the workspace is named through a link.
         f.roots.read.push(f.ws.join("src"));
         let error = resolve("src/new.txt", PathAccess::Write, &f.roots).unwrap_err();
         assert!(error.contains("which is mounted read-only"), "{error}");
+        #[cfg(unix)]
+        {
+            let link = f.ws.parent().unwrap().join("ws-link");
+            std::os::unix::fs::symlink(&f.ws, &link).unwrap();
+            f.roots.workspace = Some(link.clone());
+            f.roots.write = vec![link.clone()];
+            f.roots.read = vec![link, f.ws.join("src")];
+            let error = resolve("src/new.txt", PathAccess::Write, &f.roots).unwrap_err();
+            assert!(error.contains("which is mounted read-only"), "{error}");
+        }
     }
 
     #[test]

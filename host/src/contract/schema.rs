@@ -49,7 +49,7 @@ impl Default for Budget {
 impl Budget {
     /// Takes what compiling `schema` (`text` bytes long) costs, or says why
     /// it is not compiled.
-    pub(crate) fn take(&mut self, text: usize, schema: &Value) -> Result<(), String> {
+    pub(crate) fn take(&mut self, text: usize, schema: &Value) -> Result<usize, String> {
         if text > MAX_SCHEMA_BYTES {
             return Err(format!(
                 "inputSchema is {text} bytes, more than the {MAX_SCHEMA_BYTES} this host compiles; make it smaller"
@@ -63,7 +63,7 @@ impl Budget {
         }
         self.bytes -= text;
         self.patterns -= patterns;
-        Ok(())
+        Ok(patterns)
     }
 }
 

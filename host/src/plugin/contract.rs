@@ -1,0 +1,93 @@
+//! A plugin's tool contracts: compiled from its handshake, whether they
+//! validate, the roots its path parameters may point into, and a tool call
+//! checked against them (see [`crate::contract`]).
+
+use std::sync::Arc;
+
+use super::PluginHost;
+use super::call::Call;
+use crate::bindings::lingxi::plugin::types as wit;
+use crate::contract::{Contracts, Roots};
+use crate::error::CallError;
+use crate::limits::Deadline;
+
+impl PluginHost {
+    /// Whether tool arguments are validated against their tool's
+    /// `inputSchema` before the plugin sees them (on by default; off is for
+    /// plugins whose schemas are known to be wrong). Path parameters and
+    /// per-tool timeouts apply either way.
+    pub fn set_validation(&mut self, validate: bool) {
+        self.validate = validate;
+    }
+
+    /// Whether tool arguments are validated.
+    pub fn validates(&self) -> bool {
+        self.validate
+    }
+
+    /// The tools' contracts, from the last accepted handshake.
+    pub fn contracts(&self) -> Option<&Arc<Contracts>> {
+        self.contracts.as_ref()
+    }
+
+    /// Contracts compiled elsewhere from the same plugin (a set's), so the
+    /// handshake of this instance does not compile them again.
+    pub(crate) fn share_contracts(&mut self, contracts: Arc<Contracts>) {
+        self.contracts = Some(contracts);
+    }
+
+    /// The directories path parameters may point into now.
+    pub fn roots(&self) -> Roots {
+        let workspace = self.grant.workspace.as_deref().or_else(|| {
+            let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
+            Some(std::path::Path::new(&workspace.root_path))
+        });
+        Roots::of(&self.policy, &self.grant, workspace)
+    }
+
+    /// `tool.execute` under its tool's contract, within `deadline`.
+    pub(crate) async fn call_tool_checked(
+        &mut self,
+        call: &wit::ToolCall,
+        deadline: Deadline,
+    ) -> Result<String, CallError> {
+        if self.contracts.is_none() {
+            // A tool before `plugin.initialize` activates the plugin lazily
+            // (spec §3): activate it here, as an initialize without params
+            // would, so its contracts are known before its first call.
+            let request = wit::InitializeRequest {
+                host_ipc_version: None,
+                core_version: None,
+            };
+            self.initialize_by(request, deadline).await?;
+            for problem in self.contracts.iter().flat_map(|c| c.problems()) {
+                tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{problem}");
+            }
+        }
+        let contracts = self.contracts.as_ref();
+        let Some(tool) = contracts.and_then(|c| c.tool(&call.tool_name)).cloned() else {
+            return self.call_tool_by_ref(call, deadline, None).await;
+        };
+        let tool_limit = tool.annotations().timeout;
+        let label = || Call::Tool(call).to_string();
+        let checked = tool
+            .check_within(
+                &call.arguments,
+                || self.roots(),
+                self.validate,
+                deadline,
+                label,
+            )
+            .await?;
+        match checked.arguments {
+            Some(arguments) => {
+                let call = wit::ToolCall {
+                    arguments,
+                    ..call.clone()
+                };
+                self.call_tool_by_ref(&call, deadline, tool_limit).await
+            }
+            None => self.call_tool_by_ref(call, deadline, tool_limit).await,
+        }
+    }
+}
