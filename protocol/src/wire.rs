@@ -100,7 +100,8 @@ fn decode_base64_json(encoded: &str) -> Result<Value, String> {
         .map_err(|e| format!("params decode from base64 but are not valid JSON: {e}"))
 }
 
-fn kind(value: &Value) -> &'static str {
+/// What kind of JSON value `value` is, for messages ("a string", "null"…).
+pub fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

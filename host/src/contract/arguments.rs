@@ -32,7 +32,7 @@ pub(super) fn resolve_at(
 ) -> Result<(), ContractError> {
     // A value of another shape than the schema says is refused even when
     // validation is off: a path must never slip through unresolved.
-    let kind = value_kind(value);
+    let kind = crate::protocol::wire::kind(value);
     let misshapen = |what: &str, pointer: &str| ContractError::Path {
         parameter: if pointer.is_empty() {
             "(the arguments)".to_owned()
@@ -93,16 +93,4 @@ pub(super) fn resolve_at(
     }
     at.pointer.truncate(len);
     Ok(())
-}
-
-/// What kind of JSON value `value` is, for messages.
-fn value_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

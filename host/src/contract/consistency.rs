@@ -89,31 +89,7 @@ mod tests {
     use super::*;
 
     fn handshake(commands: &[(&str, &[&str])]) -> wit::Handshake {
-        wit::Handshake {
-            manifest: wit::Manifest {
-                id: "p".into(),
-                name: "P".into(),
-                version: "1.0.0".into(),
-                description: "d".into(),
-                author: None,
-                capabilities: Vec::new(),
-                minimum_core_version: None,
-            },
-            ipc_version: 1,
-            sdk_version: None,
-            tools: Vec::new(),
-            commands: commands
-                .iter()
-                .map(|(name, aliases)| wit::CommandDescriptor {
-                    name: (*name).into(),
-                    aliases: aliases.iter().map(|a| (*a).into()).collect(),
-                    description: String::new(),
-                    category: String::new(),
-                    argument_hint: String::new(),
-                })
-                .collect(),
-            supported_hooks: Vec::new(),
-        }
+        crate::contract::tests::handshake_of(&[], commands)
     }
 
     #[test]

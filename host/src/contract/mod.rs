@@ -372,10 +372,12 @@ impl Contracts {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn handshake(schema: &str) -> wit::Handshake {
+    /// A handshake of plugin `p` with tools and commands (with aliases)
+    /// of these names, for the tests of this crate.
+    pub(crate) fn handshake_of(tools: &[&str], commands: &[(&str, &[&str])]) -> wit::Handshake {
         wit::Handshake {
             manifest: wit::Manifest {
                 id: "p".into(),
@@ -388,14 +390,32 @@ mod tests {
             },
             ipc_version: 1,
             sdk_version: None,
-            tools: vec![wit::ToolDescriptor {
-                name: "t".into(),
-                description: String::new(),
-                input_schema: schema.into(),
-            }],
-            commands: Vec::new(),
+            tools: tools
+                .iter()
+                .map(|name| wit::ToolDescriptor {
+                    name: (*name).into(),
+                    description: String::new(),
+                    input_schema: String::new(),
+                })
+                .collect(),
+            commands: commands
+                .iter()
+                .map(|(name, aliases)| wit::CommandDescriptor {
+                    name: (*name).into(),
+                    aliases: aliases.iter().map(|a| (*a).into()).collect(),
+                    description: String::new(),
+                    category: String::new(),
+                    argument_hint: String::new(),
+                })
+                .collect(),
             supported_hooks: Vec::new(),
         }
+    }
+
+    fn handshake(schema: &str) -> wit::Handshake {
+        let mut handshake = handshake_of(&["t"], &[]);
+        handshake.tools[0].input_schema = schema.into();
+        handshake
     }
 
     #[test]

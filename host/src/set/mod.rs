@@ -402,40 +402,7 @@ impl PluginSet {
 mod tests {
     use super::*;
 
-    fn handshake(tools: &[&str], commands: &[(&str, &[&str])]) -> wit::Handshake {
-        wit::Handshake {
-            manifest: wit::Manifest {
-                id: "p".into(),
-                name: "P".into(),
-                version: "1".into(),
-                description: String::new(),
-                author: None,
-                capabilities: Vec::new(),
-                minimum_core_version: None,
-            },
-            ipc_version: 1,
-            sdk_version: None,
-            tools: tools
-                .iter()
-                .map(|name| wit::ToolDescriptor {
-                    name: (*name).into(),
-                    description: String::new(),
-                    input_schema: String::new(),
-                })
-                .collect(),
-            commands: commands
-                .iter()
-                .map(|(name, aliases)| wit::CommandDescriptor {
-                    name: (*name).into(),
-                    aliases: aliases.iter().map(|a| (*a).into()).collect(),
-                    description: String::new(),
-                    category: String::new(),
-                    argument_hint: String::new(),
-                })
-                .collect(),
-            supported_hooks: Vec::new(),
-        }
-    }
+    use crate::contract::tests::handshake_of as handshake;
 
     /// Hosts share sets and sessions across tasks (`Arc`, `tokio::spawn`).
     #[test]
