@@ -90,18 +90,16 @@ impl Deadline {
             .unwrap_or_else(std::time::Instant::now)
     }
 
-    /// The same deadline, but no later than `limit` from now (a tool's own
-    /// timeout, counted from when the tool starts; it never moves a
-    /// deadline later).
-    pub fn within(mut self, limit: Duration) -> Self {
-        let Some(sooner) = tokio::time::Instant::now().checked_add(limit) else {
-            return self;
-        };
-        if self.at.is_none_or(|at| sooner < at) {
-            self.at = Some(sooner);
-            self.budget = limit;
-        }
-        self
+    /// The deadline `limit` from now, if that is sooner than this one (a
+    /// tool's own timeout, counted from when the tool starts); `None` if
+    /// this one comes first (a deadline never moves later).
+    pub fn within(self, limit: Duration) -> Option<Self> {
+        let sooner = tokio::time::Instant::now().checked_add(limit)?;
+        self.at.is_none_or(|at| sooner < at).then_some(Deadline {
+            at: Some(sooner),
+            budget: limit,
+            ..self
+        })
     }
 
     /// The timeout it was made with (for messages).

@@ -270,17 +270,14 @@ async fn smoke(mut host: PluginHost, report: &mut Report) {
         let Some(contract) = contracts.tool(&tool.name) else {
             continue;
         };
-        let a = contract.annotations();
         let line = printable(&format!("{}: {}", tool.name, describe(contract))).into_owned();
         report.tool_lines.push(line);
-        report.tools.push(json!({
-            "name": printable(&tool.name),
-            "validated": contract.validates(),
-            "paths": a.paths.iter().map(|p| json!({"parameter": printable(&p.pointer()), "access": p.access.to_string()})).collect::<Vec<_>>(),
-            "timeoutMs": a.timeout.map(|t| t.as_millis() as u64),
-            "requiresApproval": a.requires_approval,
-            "concurrencySafe": a.concurrency_safe,
-        }));
+        let mut entry = contract.annotations().to_json();
+        if let Value::Object(map) = &mut entry {
+            map.shift_insert(0, "validated".into(), json!(contract.validates()));
+            map.shift_insert(0, "name".into(), json!(printable(&tool.name)));
+        }
+        report.tools.push(entry);
     }
 }
 

@@ -92,6 +92,28 @@ pub struct Annotations {
     pub concurrency_safe: bool,
 }
 
+impl Annotations {
+    /// As JSON, for reports and catalogs: `requiresApproval`,
+    /// `concurrencySafe`, `timeoutMs` (or null) and `paths` (each
+    /// `{"parameter", "access"}`; parameters made printable).
+    pub fn to_json(&self) -> Value {
+        let paths: Vec<Value> = self
+            .paths
+            .iter()
+            .map(|p| {
+                let pointer = crate::stdio::printable(&p.pointer()).into_owned();
+                serde_json::json!({"parameter": pointer, "access": p.access.to_string()})
+            })
+            .collect();
+        serde_json::json!({
+            "requiresApproval": self.requires_approval,
+            "concurrencySafe": self.concurrency_safe,
+            "timeoutMs": self.timeout.map(|t| t.as_millis() as u64),
+            "paths": paths,
+        })
+    }
+}
+
 /// Reads the annotations of `schema`; every malformed or misplaced one is
 /// left out and described in `problems` (with what to write instead).
 pub(crate) fn read(schema: &Value, problems: &mut Vec<String>) -> Annotations {

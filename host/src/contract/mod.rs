@@ -264,6 +264,34 @@ impl ToolContract {
     }
 }
 
+/// Most problems kept for one handshake, and longest message, in
+/// characters: a plugin decides how many there are and what they quote,
+/// and they end up in logs and error texts.
+const MAX_PROBLEMS: usize = 32;
+const MAX_PROBLEM_CHARS: usize = 1000;
+
+/// `problems` cut to [`MAX_PROBLEMS`] (the last one saying how many more
+/// there were), each message cut to [`MAX_PROBLEM_CHARS`].
+fn bounded(mut problems: Vec<Problem>) -> Vec<Problem> {
+    let more = problems.len().saturating_sub(MAX_PROBLEMS);
+    problems.truncate(MAX_PROBLEMS);
+    for problem in &mut problems {
+        problem.message = schema::quoted(&problem.message, MAX_PROBLEM_CHARS);
+    }
+    if more > 0 {
+        let severity = Severity::Error;
+        let kind = ProblemKind::Handshake;
+        let message = format!("and {more} more problems not listed");
+        problems.push(Problem {
+            severity,
+            kind,
+            tool: None,
+            message,
+        });
+    }
+    problems
+}
+
 /// The contracts of every tool of one handshake.
 #[derive(Default)]
 pub struct Contracts {
@@ -350,7 +378,7 @@ impl Contracts {
         }
         Contracts {
             tools,
-            problems,
+            problems: bounded(problems),
             from: handshake.tools.clone(),
         }
     }
@@ -428,6 +456,30 @@ pub(crate) mod tests {
             "{problem}"
         );
         assert!(!contracts.tool("t").unwrap().validates());
+    }
+
+    #[test]
+    fn problems_are_bounded_in_number_and_length() {
+        let schema = serde_json::json!({
+            "x-lingxi-timeout-ms": "9".repeat(50_000),
+            "properties": (0..100).map(|i| (format!("p{i}"), serde_json::json!({"x-lingxi-bogus": 1})))
+                .collect::<serde_json::Map<_, _>>(),
+        });
+        let contracts = Contracts::compile(&handshake(&schema.to_string()));
+        let problems = contracts.problems();
+        assert_eq!(problems.len(), MAX_PROBLEMS + 1);
+        assert!(
+            problems
+                .iter()
+                .all(|p| p.message.chars().count() <= MAX_PROBLEM_CHARS + 1)
+        );
+        assert!(
+            problems[MAX_PROBLEMS]
+                .message
+                .starts_with("and 69 more problems"),
+            "{}",
+            problems[MAX_PROBLEMS].message
+        );
     }
 
     #[test]

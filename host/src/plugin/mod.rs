@@ -280,14 +280,16 @@ impl PluginHost {
     ) -> Result<String, CallError> {
         let call = Call::Tool(call);
         self.ensure_live(&call, &mut deadline).await?;
-        if let Some(limit) = tool_limit {
-            deadline = deadline.within(limit);
-        }
-        let reply = match self.guard(&call, &mut deadline).await {
-            Err(CallError::Timeout { call, limit }) if tool_limit == Some(limit) => {
-                return Err(CallError::ToolTimeout { call, limit });
-            }
-            reply => reply?,
+        // The tool's own timeout, when it ends the call sooner.
+        let own = tool_limit.and_then(|limit| deadline.within(limit));
+        let reply = match own {
+            Some(mut own) => match self.guard(&call, &mut own).await {
+                Err(CallError::Timeout { call, limit }) => {
+                    return Err(CallError::ToolTimeout { call, limit });
+                }
+                reply => reply?,
+            },
+            None => self.guard(&call, &mut deadline).await?,
         };
         let Reply::Text(output) = reply else {
             unreachable!("execute-tool answers text")

@@ -84,20 +84,20 @@ impl Catalog {
                 .ok()
                 .filter(Value::is_object)
                 .unwrap_or_else(|| json!({ "type": "object" }));
-            json!({
-                "name": tool.descriptor.name,
-                "description": tool.descriptor.description,
-                "inputSchema": schema,
-                "owner": tool.owner,
-                "capabilities": wire_names(&tool.capabilities),
-                "requiresApproval": tool.annotations.requires_approval,
-                "concurrencySafe": tool.annotations.concurrency_safe,
-                "timeoutMs": tool.annotations.timeout.map(|t| t.as_millis() as u64),
-                "paths": tool.annotations.paths.iter().map(|p| json!({
-                    "parameter": p.pointer(),
-                    "access": p.access.to_string(),
-                })).collect::<Vec<_>>(),
-            })
+            let mut entry = tool.annotations.to_json();
+            let fields = [
+                ("name", json!(tool.descriptor.name)),
+                ("description", json!(tool.descriptor.description)),
+                ("inputSchema", schema),
+                ("owner", json!(tool.owner)),
+                ("capabilities", json!(wire_names(&tool.capabilities))),
+            ];
+            if let Value::Object(map) = &mut entry {
+                for (key, value) in fields.into_iter().rev() {
+                    map.shift_insert(0, key.to_owned(), value);
+                }
+            }
+            entry
         });
         Value::Array(tools.collect())
     }

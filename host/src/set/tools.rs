@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::instance::{instance_in, locked, push_number};
 use super::{Member, Session};
-use crate::contract::{ContractError, ResolvedPath, Roots, ToolContract};
+use crate::contract::{Checked, ContractError, ResolvedPath, Roots, ToolContract};
 use crate::error::CallError;
 use crate::limits::Deadline;
 use crate::stdio::shown_name;
@@ -62,6 +62,9 @@ impl std::fmt::Debug for PreparedCall {
     }
 }
 
+/// A tool of the session: its owner's index and entry, and its contract.
+type Tool<'a> = (usize, &'a Arc<Member>, Option<&'a Arc<ToolContract>>);
+
 impl Session {
     /// Runs tool `name` with `arguments` (the model's JSON text), under the
     /// owner's call timeout and the tool's contract.
@@ -80,40 +83,28 @@ impl Session {
         arguments: &str,
         timeout: Option<Duration>,
     ) -> Result<String, CallError> {
-        let Some(&index) = self.members.tools.get(name) else {
-            return Err(CallError::NoSuchTool {
-                name: shown_name(name),
-            });
-        };
-        let member = &self.members.list[index];
-        let Some(contract) = member.contracts.tool(name) else {
-            let deadline = self.deadline(member, timeout);
-            return self
-                .run_tool(index, name, arguments, deadline, None, false)
-                .await;
-        };
-        let a = contract.annotations();
-        if a.requires_approval {
+        let (index, member, contract) = self.tool(name)?;
+        let annotations = contract.map(|c| c.annotations());
+        if annotations.is_some_and(|a| a.requires_approval) {
             let prepared = self.prepare_within(name, arguments, timeout).await?;
             return self.call_prepared_within(&prepared, timeout).await;
         }
         // No approval to ask: checked and run within one deadline, without
         // a `PreparedCall` (no copies on the way of every call).
         let deadline = self.deadline(member, timeout);
-        let label = || format!("tool.execute '{}'", shown_name(name));
-        let roots = || self.roots(member);
-        let checked = contract.check_within(arguments, roots, member.validate, deadline, label);
+        let checked = self.checked(member, contract, name, arguments, deadline);
         let checked = checked.await?;
         let arguments = checked.arguments.as_deref().unwrap_or(arguments);
-        let (limit, safe) = (a.timeout, a.concurrency_safe);
+        let limit = annotations.and_then(|a| a.timeout);
+        let safe = annotations.is_some_and(|a| a.concurrency_safe);
         self.run_tool(index, name, arguments, deadline, limit, safe)
             .await
     }
 
     /// Checks a call of tool `name` against its contract without running
     /// it: validates `arguments`, resolves its path parameters (within the
-    /// tool's timeout). The result says which files the call names; run it
-    /// with [`Session::call_prepared`].
+    /// owner's call timeout). The result says which files the call names;
+    /// run it with [`Session::call_prepared`].
     pub async fn prepare_tool(
         &self,
         name: &str,
@@ -128,44 +119,50 @@ impl Session {
         arguments: &str,
         timeout: Option<Duration>,
     ) -> Result<PreparedCall, CallError> {
+        let (_, member, contract) = self.tool(name)?;
+        let deadline = self.deadline(member, timeout);
+        let checked = self.checked(member, contract, name, arguments, deadline);
+        let checked = checked.await?;
+        let annotations = contract.map(|c| c.annotations());
+        Ok(PreparedCall {
+            plugin: member.id().to_owned(),
+            tool: name.to_owned(),
+            arguments: checked.arguments.unwrap_or_else(|| arguments.to_owned()),
+            paths: checked.paths,
+            requires_approval: annotations.is_some_and(|a| a.requires_approval),
+            concurrency_safe: annotations.is_some_and(|a| a.concurrency_safe),
+            timeout: annotations.and_then(|a| a.timeout),
+            member: member.clone(),
+        })
+    }
+
+    /// Tool `name`: its owner's index and entry, and its contract.
+    fn tool(&self, name: &str) -> Result<Tool<'_>, CallError> {
         let Some(&index) = self.members.tools.get(name) else {
             return Err(CallError::NoSuchTool {
                 name: shown_name(name),
             });
         };
         let member = &self.members.list[index];
-        let contract = member.contracts.tool(name);
-        let annotations = contract.map(|c| c.annotations());
-        let tool_timeout = annotations.and_then(|a| a.timeout);
-        let mut prepared = PreparedCall {
-            plugin: member.id().to_owned(),
-            tool: name.to_owned(),
-            arguments: String::new(),
-            paths: Vec::new(),
-            requires_approval: annotations.is_some_and(|a| a.requires_approval),
-            concurrency_safe: annotations.is_some_and(|a| a.concurrency_safe),
-            timeout: tool_timeout,
-            member: member.clone(),
-        };
+        Ok((index, member, member.contracts.tool(name)))
+    }
+
+    /// `arguments` checked against `contract` within `deadline`.
+    async fn checked(
+        &self,
+        member: &Member,
+        contract: Option<&Arc<ToolContract>>,
+        name: &str,
+        arguments: &str,
+        deadline: Deadline,
+    ) -> Result<Checked, CallError> {
         let Some(contract) = contract else {
-            prepared.arguments = arguments.to_owned();
-            return Ok(prepared);
+            return Ok(Checked::default());
         };
-        let deadline = self.deadline(member, timeout);
         let label = || format!("tool.execute '{}'", shown_name(name));
         let roots = || self.roots(member);
-        let checked = ToolContract::check_within(
-            contract,
-            arguments,
-            roots,
-            member.validate,
-            deadline,
-            label,
-        );
-        let checked = checked.await?;
-        prepared.arguments = checked.arguments.unwrap_or_else(|| arguments.to_owned());
-        prepared.paths = checked.paths;
-        Ok(prepared)
+        let checking = contract.check_within(arguments, roots, member.validate, deadline, label);
+        checking.await
     }
 
     /// Runs a call [`Session::prepare_tool`] made, asking the set's approval

@@ -68,8 +68,8 @@ impl Guest for Misfit {
         let good = r#"{"type": "object", "properties": {"q": {"type": "string"}}}"#;
         let mut tools = vec![tool("misfit.echo", good)];
         let mut commands = vec![command("run", &["go"])];
+        // Sorted by wire name, as the protocol lists them.
         let mut hooks = vec![HookEvent::SessionEnd, HookEvent::SessionStart];
-        hooks.sort_by_key(|h| wire(*h));
         match RULE {
             "duplicate-tool" => tools.push(tool("misfit.echo", good)),
             "duplicate-alias" => commands.push(command("walk", &["GO"])),
@@ -117,17 +117,6 @@ impl Guest for Misfit {
     }
 
     fn deactivate() {}
-}
-
-fn wire(h: HookEvent) -> &'static str {
-    match h {
-        HookEvent::SessionStart => "sessionStart",
-        HookEvent::SessionEnd => "sessionEnd",
-        HookEvent::AgentTurnStart => "agentTurnStart",
-        HookEvent::AgentTurnEnd => "agentTurnEnd",
-        HookEvent::ToolBefore => "toolBefore",
-        HookEvent::ToolAfter => "toolAfter",
-    }
 }
 
 export!(Misfit);
