@@ -11,13 +11,16 @@ use crate::error::LoadError;
 pub const PLUGIN_EXPORT: &str = "lingxi:plugin/plugin@0.1.0";
 
 /// The interfaces this host links, by package (any 0.2 version of WASI).
-const PROVIDED: [&str; 9] = [
+const PROVIDED: [&str; 11] = [
     "wasi:cli/",
     "wasi:clocks/",
     "wasi:filesystem/",
     "wasi:io/",
     "wasi:random/",
     "wasi:sockets/",
+    // Outgoing requests only: a plugin never serves HTTP.
+    "wasi:http/types/",
+    "wasi:http/outgoing-handler/",
     "lingxi:plugin/types@0.1.0",
     "lingxi:plugin/host-info@0.1.0",
     "lingxi:plugin/logging@0.1.0",
@@ -60,7 +63,12 @@ impl Shape {
 /// Whether this host links `import`.
 pub fn provided(import: &str) -> bool {
     PROVIDED.iter().any(|p| {
-        if p.ends_with('/') {
+        if let Some(interface) = p.strip_suffix("/").filter(|i| i.contains('/')) {
+            // One interface of a package, any 0.2 version.
+            import
+                .strip_prefix(interface)
+                .is_some_and(|v| v.starts_with("@0.2."))
+        } else if p.ends_with('/') {
             import.starts_with(p) && import.contains("@0.2.")
         } else {
             import == *p
@@ -100,5 +108,32 @@ impl Linked {
     /// Links it and asks its manifest, in a sandbox with nothing granted.
     pub async fn load(self, runtime: &Runtime, name: &str) -> Result<PluginComponent, LoadError> {
         runtime.prepare(self.component, name, None, None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::provided;
+
+    #[test]
+    fn wasi_0_2_and_outgoing_http_only() {
+        for yes in [
+            "wasi:cli/stdout@0.2.6",
+            "wasi:sockets/tcp@0.2.0",
+            "wasi:http/types@0.2.10",
+            "wasi:http/outgoing-handler@0.2.0",
+            "lingxi:plugin/logging@0.1.0",
+        ] {
+            assert!(provided(yes), "{yes}");
+        }
+        for no in [
+            "wasi:cli/stdout@0.3.0",
+            "wasi:http/incoming-handler@0.2.0",
+            "wasi:http/types-extra@0.2.0",
+            "wasi:keyvalue/store@0.2.0",
+            "lingxi:plugin/logging@0.2.0",
+        ] {
+            assert!(!provided(no), "{no}");
+        }
     }
 }

@@ -27,6 +27,8 @@ pub struct HostState {
     pub(crate) snapshot: Option<Arc<wit::RuntimeSnapshot>>,
     /// The network allow-list, when the plugin may use the network.
     pub(crate) net: Option<Arc<NetGuard>>,
+    /// `wasi:http`: outgoing requests judged by the same allow-list.
+    pub(crate) http: crate::linker::HttpGate,
     /// Open name lookups (resource id of the stream) and the allow-list
     /// rules that learn the addresses they answer (see `policy/net.rs`).
     pub(crate) lookups: HashMap<u32, Vec<usize>>,

@@ -17,11 +17,14 @@
 //! the allow-list environment only (PATH, HOME, LANG, TMPDIR), then
 //! `host.snapshot`, `plugin.initialize`, until the handshake line is read. Prints medians and
 //! the ratios b/a and e(b)/e(a). Kinds are interleaved so that machine noise
-//! affects them alike. Run: `cargo bench -p lingxi-wasm-run --bench startup`.
+//! affects them alike. Then the same probe in Python and JavaScript (see
+//! `polyglot/mod.rs`): packed, warm and cold starts and round trips.
+//! Run: `cargo bench -p lingxi-wasm-run --bench startup`.
 
 // Shared with the library's embedding bench.
 #[path = "../../host/benches/common/mod.rs"]
 mod common;
+mod polyglot;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -155,4 +158,31 @@ fn main() {
         eb / ea,
         pinned.map_or(String::new(), |(pa, pb)| format!(", {:.2} pinned", pb / pa)),
     );
+
+    println!("\nthe same probe per language: start-up, spawn → handshake (ms), and");
+    println!("warm round trips through the packed executable (µs per call, as spawned)");
+    println!("  language       size   packed   warm cache   cold cache   round trip");
+    let rust = (ms(b), ms(c), ms(d), eb);
+    println!(
+        "  native         -      {:7.2}        -            -        {:7.1}",
+        ms(a),
+        ea
+    );
+    let rust_size = std::fs::metadata(&component).map_or(0.0, |m| m.len() as f64 / 1e6);
+    println!(
+        "  Rust       {rust_size:5.1} MB {:7.2}   {:9.2}   {:10.1}   {:9.1}",
+        rust.0, rust.1, rust.2, rust.3
+    );
+    for row in polyglot::rows(&launcher, scratch.path()) {
+        println!(
+            "  {:<10} {:5.1} MB {:7.2}   {:9.2}   {:10.1}   {:9.1}",
+            row.lang, row.size_mb, row.packed_ms, row.warm_ms, row.cold_ms, row.round_trip_us
+        );
+        println!(
+            "             packed/native start {:.1}×, cold/packed {:.0}×, round trip packed/native {:.2}",
+            row.packed_ms / ms(a),
+            row.cold_ms / row.packed_ms,
+            row.round_trip_us / ea
+        );
+    }
 }

@@ -135,7 +135,7 @@ async fn inspect(bytes: &[u8], name: &str, report: &mut Report) {
     let unprovided = shape.unprovided();
     for import in &unprovided {
         report.error("imports", format!(
-            "it imports {import}, which this host does not provide; plugins may import only WASI 0.2 (cli, clocks, filesystem, io, random, sockets) and lingxi:plugin interfaces: remove the dependency that brings it in"
+            "it imports {import}, which this host does not provide; plugins may import only WASI 0.2 (cli, clocks, filesystem, io, random, sockets, outgoing http) and lingxi:plugin interfaces: remove the dependency that brings it in"
         ));
     }
     if !unprovided.is_empty() {

@@ -145,6 +145,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Create a plugin project in a new folder: a probe-like skeleton (a
+    /// tool with an input schema, a command, a hook), its build command, a
+    /// test that replays one exchange through lingxi-wasm-run, and a README.
+    New {
+        /// The folder to create (must not exist, or be empty).
+        dir: PathBuf,
+        /// The language of the plugin.
+        #[arg(long, value_enum)]
+        lang: crate::new::Lang,
+        /// The plugin id [default: com.example.<folder name>].
+        #[arg(long)]
+        id: Option<String>,
+        /// The display name [default: the folder name].
+        #[arg(long)]
+        name: Option<String>,
+        /// Rust only: the path of lingxi-plugin-sdk (lingxi-wasm/sdk/rust)
+        /// [default: the SDK of the source tree this launcher was built from].
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
+    },
 }
 
 /// Grants and limits.

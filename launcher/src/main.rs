@@ -8,7 +8,9 @@ mod check;
 mod cli;
 mod install;
 mod logfmt;
+mod new;
 mod packed;
+mod sdk_files;
 
 use std::io::{self, BufWriter, IsTerminal};
 
@@ -39,7 +41,10 @@ fn main() {
         Ok(None) => run(Cli::parse()),
         Err(error) => Err(error),
     };
-    // Writes out the logs still queued before anything else is said.
+    // Writes out the logs still queued before anything else is said. The
+    // guard prints to stdout if the log thread is stuck on a full stderr
+    // pipe: nothing may reach the protocol channel after our last response.
+    silence_stdout();
     drop(logs);
     if let Err(error) = result {
         if error.is::<check::Failed>() {
@@ -47,6 +52,25 @@ fn main() {
         }
         eprintln!("lingxi-wasm-run: error: {}", one_line(&error));
         std::process::exit(1);
+    }
+}
+
+/// Points stdout at /dev/null once everything meant for it was written:
+/// tracing-appender's guard `println!`s when its worker does not take the
+/// shutdown signal in time (stderr pipe full at exit), which would put a
+/// line that is not a response on a LingXi host's protocol channel.
+fn silence_stdout() {
+    use std::io::Write;
+    let _ = io::stdout().flush();
+    #[cfg(unix)]
+    // SAFETY: plain file-descriptor calls; fd 1 is replaced atomically by
+    // dup2 and nothing of ours writes to stdout after this point.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, libc::STDOUT_FILENO);
+            libc::close(null);
+        }
     }
 }
 
@@ -157,6 +181,19 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Inspect { file, cache }) => packed::inspect(&tokio, &file, &runtime(&cache)?),
         Some(Command::Check { file, json }) => check::check(&tokio, &file, json),
+        Some(Command::New {
+            dir,
+            lang,
+            id,
+            name,
+            sdk,
+        }) => new::new(new::NewArgs {
+            dir,
+            lang,
+            id,
+            name,
+            sdk,
+        }),
         Some(Command::Install {
             input,
             project,

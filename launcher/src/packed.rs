@@ -121,12 +121,11 @@ pub fn pack_bytes(
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = resolve(&spec)?;
     let runtime = Runtime::new()?;
-    let loaded = tokio.block_on(runtime.load_bytes(component, name))?;
+    let (loaded, precompiled) = tokio.block_on(runtime.load_and_precompile(component, name))?;
     let policy = lingxi_wasm_host::Policy::decide(&loaded.manifest().capabilities, &grant);
     for line in policy.report(&grant) {
         eprintln!("note: {} {line}", printable(&loaded.manifest().id));
     }
-    let precompiled = runtime.precompile(component, name)?;
     let manifest = loaded.manifest();
     let header = PackHeader {
         format: pack::FORMAT,

@@ -83,7 +83,7 @@ pub fn replay_with(
 
 /// Replays every transcript of `tests/conformance/` with `start`, and fails
 /// listing each transcript that did not pass.
-fn replay_all(start: impl Fn(&str, &[&str]) -> Session) {
+pub(crate) fn replay_all(start: impl Fn(&str, &[&str]) -> Session) {
     let dir = workspace_root().join("tests").join("conformance");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/conformance exists")

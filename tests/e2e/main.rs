@@ -16,5 +16,6 @@ mod lifecycle;
 mod newcomer;
 mod packed;
 mod packed_trust;
+mod polyglot;
 mod support;
 mod workspace_stats;

@@ -10,12 +10,17 @@ use crate::support::{Session, guest, workspace_root};
 
 /// Packs `plugin` into `<dir>/plugins/<name>` with `args` and returns the path.
 pub(crate) fn pack(dir: &Path, plugin: &str, args: &[&str]) -> PathBuf {
+    pack_component(dir, &guest(plugin), plugin, args)
+}
+
+/// Packs `component` into `<dir>/plugins/<name>` with `args`.
+pub(crate) fn pack_component(dir: &Path, component: &Path, name: &str, args: &[&str]) -> PathBuf {
     let plugins = dir.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
-    let out = plugins.join(plugin);
+    let out = plugins.join(name);
     let status = crate::support::launcher()
         .arg("pack")
-        .arg(guest(plugin))
+        .arg(component)
         .arg("-o")
         .arg(&out)
         .args(args)

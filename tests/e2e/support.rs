@@ -85,6 +85,70 @@ pub fn guest(name: &str) -> PathBuf {
     path
 }
 
+/// A language other than Rust that plugins are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lang {
+    Python,
+    JavaScript,
+}
+
+impl Lang {
+    /// The name `scripts/componentize` and the folder suffixes use.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Python => "py",
+            Lang::JavaScript => "js",
+        }
+    }
+}
+
+/// The component of plugin `name` written in `lang`: `examples/<name>-<code>`
+/// or else `tests/guests/<name>-<code>`, built by `scripts/componentize`
+/// (which installs the pinned toolchain on first use) once per test binary
+/// into `target/polyglot/`, and compiled once into the tests' compile cache
+/// (an 18 MB component takes seconds to compile in a debug host: tests
+/// that start it at the same time would each compile it).
+pub fn polyglot(lang: Lang, name: &str) -> PathBuf {
+    static BUILT: Mutex<Vec<((Lang, String), PathBuf)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (lang, name.to_owned());
+    if let Some((_, path)) = built.iter().find(|(k, _)| *k == key) {
+        return path.clone();
+    }
+    let root = workspace_root();
+    let folder = format!("{name}-{}", lang.code());
+    let source = [root.join("examples"), root.join("tests").join("guests")]
+        .into_iter()
+        .map(|dir| dir.join(&folder))
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(|| panic!("no plugin folder {folder} in examples/ or tests/guests/"));
+    let out = root
+        .join("target")
+        .join("polyglot")
+        .join(format!("{folder}.wasm"));
+    let status = Command::new(root.join("scripts").join("componentize"))
+        .arg(lang.code())
+        .arg(&source)
+        .arg(&out)
+        .status()
+        .expect("cannot run scripts/componentize");
+    assert!(
+        status.success(),
+        "scripts/componentize {} {} failed (are python3 and npm installed, and the package registries reachable?)",
+        lang.code(),
+        source.display()
+    );
+    let warmed = launcher()
+        .arg("inspect")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .status()
+        .expect("cannot run lingxi-wasm-run inspect");
+    assert!(warmed.success(), "{} does not load", out.display());
+    built.push((key, out.clone()));
+    out
+}
+
 /// The `misfit` test guest built to break `rule` (see its src/lib.rs;
 /// `""` breaks none) with cargo `features`, or its `misfit-command` when
 /// `rule` is `"command"`: a copy of its own, as builds of other rules

@@ -61,7 +61,7 @@ fn paths_outside_the_workspace_fail_cleanly() {
     let mut s = session(&[]);
     let cases = [
         ("../", "leads outside"),
-        ("sdk/../../..", "leads outside"),
+        ("sdk/rust/../../../..", "leads outside"),
         ("/etc", "is outside the granted directories"),
         ("no-such-dir", "does not exist"),
     ];

@@ -38,6 +38,7 @@ impl PluginHost {
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &self.origin, &self.limits);
         self.counters.instance();
+        store.data_mut().http.allow(net.clone());
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());

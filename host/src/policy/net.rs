@@ -129,6 +129,18 @@ impl NetRule {
     }
 }
 
+/// A host name as WASI resolves it: percent-decoded, IDNA punycode, lower
+/// case; IP literals in their canonical text (IPv6 without brackets). A
+/// name WASI cannot parse is returned as given (WASI refuses it anyway).
+fn normalize_host(name: &str) -> String {
+    match url::Host::parse(name) {
+        Ok(url::Host::Domain(domain)) => domain,
+        Ok(url::Host::Ipv4(ip)) => ip.to_string(),
+        Ok(url::Host::Ipv6(ip)) => ip.to_string(),
+        Err(_) => name.to_owned(),
+    }
+}
+
 /// The network state of one sandbox: the rules and the addresses resolved
 /// from allowed names.
 #[derive(Debug)]
@@ -163,12 +175,7 @@ impl NetGuard {
     /// WASI will resolve it; a name WASI cannot parse is left to WASI, which
     /// refuses it.
     pub fn check_lookup(&self, name: &str) -> Option<Vec<usize>> {
-        let normalized = match url::Host::parse(name) {
-            Ok(url::Host::Domain(domain)) => domain,
-            Ok(url::Host::Ipv4(ip)) => ip.to_string(),
-            Ok(url::Host::Ipv6(ip)) => ip.to_string(),
-            Err(_) => name.to_owned(),
-        };
+        let normalized = normalize_host(name);
         let matching: Vec<usize> = (0..self.rules.len())
             .filter(|i| self.rules[*i].allows_name(&normalized))
             .collect();
@@ -192,6 +199,30 @@ impl NetGuard {
                 })
                 .collect(),
         )
+    }
+
+    /// Checks an outgoing `wasi:http` request to `host` (as its URI names
+    /// it) and `port`: allowed when one rule allows both, judged like a
+    /// name lookup (a name rule by the normalized name, an IP rule by the
+    /// literal, `*` always). The sender then resolves the name itself, so
+    /// a name rule allows whatever that name resolves to, as with sockets.
+    pub fn check_http(&self, host: &str, port: u16) -> bool {
+        let normalized = normalize_host(host);
+        let allowed = self
+            .rules
+            .iter()
+            .any(|rule| rule.port_matches(port) && rule.allows_name(&normalized));
+        if !allowed {
+            let shown = match normalized.parse::<IpAddr>() {
+                Ok(IpAddr::V6(ip)) => format!("[{ip}]"),
+                _ => normalized.clone(),
+            };
+            tracing::warn!(
+                plugin = %self.plugin_id,
+                "HTTP request to {shown}:{port} denied: not in the network allow-list (allow it with --allow-net {shown}:{port})",
+            );
+        }
+        allowed
     }
 
     /// Remembers that WASI's lookup of a name allowed by `rules` answered
@@ -315,6 +346,32 @@ mod tests {
         assert!(!guard.check_addr("127.0.0.1:7001".parse().unwrap(), false));
         // An IPv4 address learnt also allows its IPv4-mapped IPv6 form.
         assert!(guard.check_addr("[::ffff:127.0.0.1]:7000".parse().unwrap(), false));
+    }
+
+    #[test]
+    fn http_requests_need_a_rule_for_their_host_and_port() {
+        let guard = NetGuard::new(
+            "p",
+            &[
+                rule("api.example.com:443"),
+                rule("127.0.0.1:8000-8100"),
+                rule("[::1]:80"),
+            ],
+        );
+        assert!(guard.check_http("api.example.com", 443));
+        assert!(guard.check_http("API.Example.COM", 443));
+        assert!(!guard.check_http("api.example.com", 80));
+        assert!(!guard.check_http("api.example.com.evil.net", 443));
+        assert!(guard.check_http("127.0.0.1", 8080));
+        assert!(
+            !guard.check_http("localhost", 8080),
+            "an IP rule allows no name"
+        );
+        assert!(!guard.check_http("127.0.0.2", 8080));
+        assert!(guard.check_http("[::1]", 80));
+        assert!(!guard.check_http("[::2]", 80));
+        let any = NetGuard::new("p", &[]);
+        assert!(any.check_http("example.org", 8443));
     }
 
     #[test]

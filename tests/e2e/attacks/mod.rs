@@ -24,14 +24,14 @@ mod storage;
 /// A scratch tree: `<tmp>/ws` is the workspace (with `notes.txt`, a symlink
 /// `link` to the outside secret and a symlink `up` to `..`), `<tmp>/secret.txt`
 /// lies outside it, `<tmp>/extra` is a directory for `--allow-read/write`.
-pub(super) struct Tree {
+pub(crate) struct Tree {
     _tmp: tempfile::TempDir,
-    pub(super) top: PathBuf,
-    pub(super) ws: PathBuf,
+    pub(crate) top: PathBuf,
+    pub(crate) ws: PathBuf,
 }
 
 impl Tree {
-    pub(super) fn new() -> Tree {
+    pub(crate) fn new() -> Tree {
         let tmp = tempfile::tempdir().unwrap();
         let top = tmp.path().canonicalize().unwrap();
         let ws = top.join("ws");
@@ -45,18 +45,24 @@ impl Tree {
         Tree { _tmp: tmp, top, ws }
     }
 
-    pub(super) fn ws(&self, rel: &str) -> String {
+    pub(crate) fn ws(&self, rel: &str) -> String {
         self.ws.join(rel).to_string_lossy().into_owned()
     }
 
-    pub(super) fn top(&self, rel: &str) -> String {
+    pub(crate) fn top(&self, rel: &str) -> String {
         self.top.join(rel).to_string_lossy().into_owned()
     }
 }
 
 /// Starts the testbed with `args`, sends the workspace snapshot.
 pub(super) fn start(tree: &Tree, args: &[&str]) -> Session {
-    let mut s = Session::start(&guest("testbed"), args);
+    start_component(&guest("testbed"), tree, args)
+}
+
+/// Starts `component` (a testbed in any language) with `args`, sends the
+/// workspace snapshot.
+pub(crate) fn start_component(component: &Path, tree: &Tree, args: &[&str]) -> Session {
+    let mut s = Session::start(component, args);
     let r = s.call(
         "snap",
         "host.snapshot",
@@ -67,7 +73,7 @@ pub(super) fn start(tree: &Tree, args: &[&str]) -> Session {
 }
 
 /// Runs one tool call and then checks the launcher still answers.
-pub(super) fn attempt(s: &mut Session, tool_name: &str, input: &str) -> Value {
+pub(crate) fn attempt(s: &mut Session, tool_name: &str, input: &str) -> Value {
     let r = s.call("attack", "tool.execute", tool(tool_name, input));
     let next = s.call("next", "tool.execute", tool("ok", "alive"));
     assert_eq!(
@@ -79,7 +85,7 @@ pub(super) fn attempt(s: &mut Session, tool_name: &str, input: &str) -> Value {
 
 /// The error of a refused attack, which must name `reason` (the rule,
 /// capability or limit that refused it): any other failure does not count.
-pub(super) fn denied<'a>(r: &'a Value, reason: &str) -> &'a str {
+pub(crate) fn denied<'a>(r: &'a Value, reason: &str) -> &'a str {
     let error = r["error"]
         .as_str()
         .unwrap_or_else(|| panic!("the attack was not refused: {r}"));
@@ -90,14 +96,14 @@ pub(super) fn denied<'a>(r: &'a Value, reason: &str) -> &'a str {
     error
 }
 
-pub(super) fn allowed(r: &Value) -> &str {
+pub(crate) fn allowed(r: &Value) -> &str {
     r["result"]
         .as_str()
         .unwrap_or_else(|| panic!("the granted operation failed: {r}"))
 }
 
 /// A loopback TCP server answering `pong` to each line, and its port.
-pub(super) fn pong_server() -> u16 {
+pub(crate) fn pong_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     thread::spawn(move || {
@@ -112,6 +118,6 @@ pub(super) fn pong_server() -> u16 {
     port
 }
 
-pub(super) fn read_back(path: &Path) -> Option<String> {
+pub(crate) fn read_back(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }

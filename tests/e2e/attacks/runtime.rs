@@ -49,6 +49,43 @@ fn out_stdout_flood_does_not_reach_the_channel() {
     }
 }
 
+/// A host that reads the launcher's stderr only after it exits: the log
+/// thread is stuck on a full pipe at exit, and nothing but responses may
+/// appear on stdout even then (the logging library prints to stdout when
+/// its worker does not take the shutdown signal in time).
+#[test]
+fn out_stderr_never_read_leaves_stdout_protocol_only() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Session::command(&guest("testbed"), &[], "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for id in 0..3 {
+        let line = json!({"id": id.to_string(), "method": "tool.execute",
+                          "params": tool("log-flood", "5000")});
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    let mut stderr = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(lines.len(), 3, "stdout: {lines:?}");
+    for line in &lines {
+        let r: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(
+            r["result"] == "logged 5000" || r["error"].is_string(),
+            "{r}"
+        );
+    }
+}
+
 // ---- crashes -------------------------------------------------------------------
 
 #[test]

@@ -4,7 +4,7 @@
 
 wit_bindgen::generate!({
     world: "lingxi-plugin",
-    path: "../wit",
+    path: "../../wit",
     pub_export_macro: true,
     export_macro_name: "export",
     default_bindings_module: "lingxi_plugin_sdk::__private::bindings",

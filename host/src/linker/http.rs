@@ -1,0 +1,108 @@
+//! `wasi:http` outgoing requests under the network allow-list. Components
+//! built by some toolchains (componentize-js always) import `wasi:http`;
+//! linking it lets them instantiate. Every request is judged before it is
+//! sent: without `networkAccess` none goes out, with it the request's host
+//! and port must be allowed by `--allow-net` (see `policy/net.rs`), exactly
+//! as a socket connection would be. There is no incoming handler: a plugin
+//! never serves HTTP.
+
+use std::sync::Arc;
+
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+
+use crate::policy::NetGuard;
+use crate::state::HostState;
+
+/// The HTTP side of one instance: the allow-list it is judged by.
+pub(crate) struct HttpGate {
+    pub(crate) ctx: WasiHttpCtx,
+    pub(crate) hooks: Gate,
+}
+
+/// Decides each outgoing request (the [`WasiHttpHooks`] of an instance).
+pub(crate) struct Gate {
+    plugin: Arc<str>,
+    /// The allow-list, when the plugin may use the network.
+    net: Option<Arc<NetGuard>>,
+}
+
+impl HttpGate {
+    /// A gate that refuses every request until [`HttpGate::allow`] is given
+    /// the instance's network guard.
+    pub(crate) fn new(plugin: Arc<str>) -> Self {
+        HttpGate {
+            ctx: WasiHttpCtx::new(),
+            hooks: Gate { plugin, net: None },
+        }
+    }
+
+    /// Lets requests through that `net` allows.
+    pub(crate) fn allow(&mut self, net: Option<Arc<NetGuard>>) {
+        self.hooks.net = net;
+    }
+}
+
+impl Gate {
+    /// Whether a request to `uri` may be sent (each refusal is logged with
+    /// what would allow it).
+    fn allows(&self, uri: &http::Uri) -> bool {
+        let Some(authority) = uri.authority() else {
+            return false;
+        };
+        let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        match &self.net {
+            Some(guard) => guard.check_http(authority.host(), port),
+            None => {
+                tracing::warn!(
+                    plugin = %self.plugin,
+                    "HTTP request to {authority} denied: the plugin does not have networkAccess (it must declare it, and the user grant it with --grant networkAccess)",
+                );
+                false
+            }
+        }
+    }
+}
+
+impl WasiHttpHooks for Gate {
+    fn send_request(
+        &mut self,
+        request: http::Request<wasmtime_wasi_http::WasiBody>,
+        options: Option<wasmtime_wasi_http::RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (
+                        http::Response<wasmtime_wasi_http::WasiBody>,
+                        Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+                    ),
+                    wasmtime_wasi_http::Error,
+                >,
+            > + Send,
+    > {
+        if !self.allows(request.uri()) {
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        // The default sender, as the crate's own default hook does.
+        _ = fut;
+        Box::new(async move {
+            use http_body_util::BodyExt;
+            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            Ok((
+                response.map(BodyExt::boxed_unsync),
+                Box::new(io) as Box<dyn Future<Output = _> + Send>,
+            ))
+        })
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http.ctx,
+            table: &mut self.table,
+            hooks: &mut self.http.hooks,
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! `lingxi-wasm-run new <DIR> --lang rust|python|js`: the generated project
+//! builds with its own build command, passes `check`, and its own test
+//! (one exchange replayed through the launcher) passes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::{launcher, workspace_root};
+
+/// Runs `new` for `lang` into a fresh folder and returns (tempdir, project).
+fn create(lang: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("my-plugin");
+    let out = launcher()
+        .args(["new", project.to_str().unwrap(), "--lang", lang])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("created") && said.contains("com.example.my-plugin"),
+        "{said}"
+    );
+    (tmp, project)
+}
+
+/// Runs `command` in `dir`, failing with its output.
+fn run(mut command: Command, dir: &Path) {
+    let out = command.current_dir(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `lingxi-wasm-run check` passes on the built component.
+fn check(component: &Path) {
+    let out = launcher().arg("check").arg(component).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "check failed:\n{report}");
+    assert!(
+        report.contains("plugin   com.example.my-plugin 0.1.0"),
+        "{report}"
+    );
+    assert!(report.contains("tool     greet"), "{report}");
+}
+
+/// The project's own test command, with this build of the launcher.
+fn own_test(program: &str, args: &[&str], dir: &Path) {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env("LINGXI_WASM_RUN", env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        .env("HOME", crate::support::test_home())
+        .env(
+            "LINGXI_WASM_CACHE",
+            workspace_root().join("target/e2e-cache"),
+        );
+    run(command, dir);
+}
+
+#[test]
+fn new_rust_project_builds_checks_and_passes_its_test() {
+    let (_tmp, project) = create("rust");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(&cargo);
+    build.args(["build", "--target", "wasm32-wasip2", "--release", "--quiet"]);
+    run(build, &project);
+    check(&project.join("target/wasm32-wasip2/release/my_plugin.wasm"));
+    own_test(&cargo, &["test", "--quiet"], &project);
+}
+
+#[test]
+fn new_python_project_builds_checks_and_passes_its_test() {
+    let (_tmp, project) = create("python");
+    let root = workspace_root();
+    let installed = Command::new(root.join("scripts/toolchains"))
+        .arg("py")
+        .status()
+        .unwrap();
+    assert!(installed.success());
+    // The pinned componentize-py the tests already installed (the script
+    // would otherwise make a .venv of its own from requirements.lock).
+    let mut build = Command::new(project.join("build.sh"));
+    build.env(
+        "COMPONENTIZE_PY",
+        root.join("target/toolchains/py/bin/componentize-py"),
+    );
+    run(build, &project);
+    check(&project.join("build/plugin.wasm"));
+    own_test("python3", &["-m", "unittest", "-q"], &project);
+}
+
+#[test]
+fn new_refuses_a_folder_in_use_and_bad_ids() {
+    let (_tmp, project) = create("rust");
+    let out = launcher()
+        .args(["new", project.to_str().unwrap(), "--lang", "python"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not an empty folder"));
+    let out = launcher()
+        .args([
+            "new",
+            project.with_file_name("other").to_str().unwrap(),
+            "--lang",
+            "js",
+            "--id",
+            "Bad Id",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reverse-DNS id"));
+}
