@@ -215,11 +215,12 @@ fn check_manifest(m: &Manifest, report: &mut Report) {
 fn check_capabilities(m: &Manifest, shape: &Shape, report: &mut Report) {
     let declares = |c: Capability| m.capabilities.contains(&c);
     let sockets = shape.imports_package("wasi:sockets");
+    let network = sockets || shape.imports_package("wasi:http");
     if sockets && !declares(Capability::NetworkAccess) {
-        report.warning("capabilities", "it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets");
+        report.warning("capabilities", "it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets (a Python component always imports them: then nothing is wrong)");
     }
-    if !sockets && declares(Capability::NetworkAccess) {
-        report.warning("capabilities", "it declares networkAccess but imports no wasi:sockets interface: it cannot use the network; remove networkAccess so users are not asked to grant it");
+    if !network && declares(Capability::NetworkAccess) {
+        report.warning("capabilities", "it declares networkAccess but imports neither wasi:sockets nor wasi:http: it cannot use the network; remove networkAccess so users are not asked to grant it");
     }
     if declares(Capability::ProcessExecution) {
         report.warning("capabilities", "it declares processExecution, which a WebAssembly plugin can never have (WASI has no processes): remove it");

@@ -132,7 +132,9 @@ pub fn new(args: NewArgs) -> Result<()> {
         Lang::Rust => println!(
             "next: cd {shown} && cargo build --target wasm32-wasip2 --release && cargo test"
         ),
-        Lang::Python => println!("next: cd {shown} && ./build.sh && python3 -m unittest"),
+        Lang::Python => {
+            println!("next: cd {shown} && ./build.sh && python3 -m unittest test_exchange")
+        }
         Lang::Js => println!("next: cd {shown} && npm install && npm run build && npm test"),
     }
     Ok(())

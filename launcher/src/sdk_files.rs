@@ -39,7 +39,45 @@ pub const PYTHON: &[(&str, &str)] = &[
 ];
 
 /// `(path in the project, text)` of each file of the JavaScript helper library.
-pub const JS: &[(&str, &str)] = &[];
+pub const JS: &[(&str, &str)] = &[
+    (
+        "lingxi-plugin/build.mjs",
+        include_str!("../../sdk/js/build.mjs"),
+    ),
+    (
+        "lingxi-plugin/context.js",
+        include_str!("../../sdk/js/context.js"),
+    ),
+    ("lingxi-plugin/fs.js", include_str!("../../sdk/js/fs.js")),
+    (
+        "lingxi-plugin/info.js",
+        include_str!("../../sdk/js/info.js"),
+    ),
+    (
+        "lingxi-plugin/lingxi-plugin.d.ts",
+        include_str!("../../sdk/js/lingxi-plugin.d.ts"),
+    ),
+    (
+        "lingxi-plugin/lingxi-plugin.js",
+        include_str!("../../sdk/js/lingxi-plugin.js"),
+    ),
+    (
+        "lingxi-plugin/runtime.js",
+        include_str!("../../sdk/js/runtime.js"),
+    ),
+    (
+        "lingxi-plugin/schema.js",
+        include_str!("../../sdk/js/schema.js"),
+    ),
+    (
+        "lingxi-plugin/storage.js",
+        include_str!("../../sdk/js/storage.js"),
+    ),
+    (
+        "lingxi-plugin/types.js",
+        include_str!("../../sdk/js/types.js"),
+    ),
+];
 
 #[cfg(test)]
 mod tests {
@@ -70,6 +108,11 @@ mod tests {
             "lingxi_plugin/",
             super::PYTHON,
         );
-        all_embedded("sdk/js", &[".js", ".d.ts"], "lingxi-plugin/", super::JS);
+        all_embedded(
+            "sdk/js",
+            &[".js", ".mjs", ".d.ts"],
+            "lingxi-plugin/",
+            super::JS,
+        );
     }
 }

@@ -88,7 +88,9 @@ async function withUses(specs, builtin) {
     if (all.has(spec)) return;
     all.add(spec);
     const [, pkg, iface] = /^wasi:([a-z-]+)\/([a-z-]+)@/.exec(spec);
-    const wit = await readFile(join(builtin, `wasi-${pkg}`, 'package.wit'), 'utf8');
+    const wit = await readFile(join(builtin, `wasi-${pkg}`, 'package.wit'), 'utf8').catch(() => {
+      throw new Error(`import '${spec}': no package wasi:${pkg}@${WASI_VERSION} in the toolchain`);
+    });
     const start = wit.search(new RegExp(`(^|\\n)\\s*interface\\s+${iface}\\s*\\{`));
     if (start < 0) throw new Error(`import '${spec}': no such interface in wasi:${pkg}@${WASI_VERSION}`);
     let depth = 0;
@@ -140,14 +142,17 @@ try {
   const [wit, worldName] = await witFor(imports, work);
   const usesFetch = /\bfetch\b/.test(code);
   const { componentize } = await load('@bytecodealliance/componentize-js/src/componentize.js');
-  // componentize-js maps the current folder into its sandbox when the source is inside it.
+  // componentize-js maps the current folder into its sandbox when the source
+  // is inside it; its own work folder (left behind on some failures) goes in ours.
   process.chdir(work);
+  process.env.TMPDIR = work;
   const { component } = await componentize({
     sourcePath: source,
     witPath: wit,
     worldName,
     disableFeatures: usesFetch ? [] : ['http', 'fetch-event'],
   });
+  await mkdir(dirname(outPath), { recursive: true });
   await writeFile(outPath, component);
 } catch (e) {
   console.error(`${basename(dirname(resolve(app)))}: ${e && e.message ? e.message : e}`);

@@ -66,8 +66,9 @@ export function createRuntime(definition, host) {
   function fail(what, e) {
     const { text, expected } = errorText(e);
     if (!expected) {
-      const stack = e instanceof Error && e.stack ? `\n${e.stack}` : '';
-      logger.error(`${what} failed: ${text}${stack}`);
+      // One log line (the host shows control characters as `?`); frames name the bundle's lines.
+      const frames = e instanceof Error && e.stack ? e.stack.split('\n').filter(Boolean).slice(0, 5) : [];
+      logger.error(`${what} failed: ${text}${frames.length ? ` (at ${frames.join(' | ')})` : ''}`);
     }
     return text;
   }

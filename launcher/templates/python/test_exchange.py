@@ -2,7 +2,8 @@
 ``plugin.initialize``, then a ``tool.execute`` of ``greet``, through
 ``lingxi-wasm-run`` (found on PATH, or at $LINGXI_WASM_RUN).
 
-Build the component first (``./build.sh``), then ``python3 -m unittest``.
+Build the component first (``./build.sh``), then
+``python3 -m unittest test_exchange``.
 """
 
 import json

@@ -17,16 +17,16 @@ mod sdk;
 /// Defines each test once per language: `python::name` and
 /// `javascript::name`, with `$lang` bound to the language.
 macro_rules! per_language {
-    ($(fn $name:ident($lang:ident) $body:block)*) => {
+    ($($(#[$meta:meta])* fn $name:ident($lang:ident) $body:block)*) => {
         mod python {
             #[allow(unused_imports)]
             use super::*;
-            $(#[test] fn $name() { let $lang = crate::support::Lang::Python; $body })*
+            $($(#[$meta])* #[test] fn $name() { let $lang = crate::support::Lang::Python; $body })*
         }
         mod javascript {
             #[allow(unused_imports)]
             use super::*;
-            $(#[test] fn $name() { let $lang = crate::support::Lang::JavaScript; $body })*
+            $($(#[$meta])* #[test] fn $name() { let $lang = crate::support::Lang::JavaScript; $body })*
         }
     };
 }

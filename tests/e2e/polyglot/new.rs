@@ -94,7 +94,11 @@ fn new_python_project_builds_checks_and_passes_its_test() {
     );
     run(build, &project);
     check(&project.join("build/plugin.wasm"));
-    own_test("python3", &["-m", "unittest", "-q"], &project);
+    own_test(
+        "python3",
+        &["-m", "unittest", "-q", "test_exchange"],
+        &project,
+    );
 }
 
 #[test]
@@ -119,4 +123,27 @@ fn new_refuses_a_folder_in_use_and_bad_ids() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("reverse-DNS id"));
+}
+
+#[test]
+fn new_js_project_builds_checks_and_passes_its_test() {
+    let (_tmp, project) = create("js");
+    let root = workspace_root();
+    let installed = Command::new(root.join("scripts/toolchains"))
+        .arg("js")
+        .status()
+        .unwrap();
+    assert!(installed.success());
+    // `npm install` would fetch what the tests already installed from the
+    // same pins: link it instead.
+    std::os::unix::fs::symlink(
+        root.join("target/toolchains/js/node_modules"),
+        project.join("node_modules"),
+    )
+    .unwrap();
+    let mut build = Command::new("npm");
+    build.args(["run", "--silent", "build"]);
+    run(build, &project);
+    check(&project.join("build/plugin.wasm"));
+    own_test("npm", &["test", "--silent"], &project);
 }
