@@ -102,6 +102,22 @@ impl Lang {
     }
 }
 
+/// The pinned toolchain of `lang`, installed by `scripts/toolchains` if it
+/// is not yet (`target/toolchains/<code>`).
+pub fn toolchain(lang: Lang) -> PathBuf {
+    let root = workspace_root();
+    let status = Command::new(root.join("scripts").join("toolchains"))
+        .arg(lang.code())
+        .status()
+        .expect("cannot run scripts/toolchains");
+    assert!(
+        status.success(),
+        "scripts/toolchains {} failed (are python3 and npm installed, and the package registries reachable?)",
+        lang.code()
+    );
+    root.join("target").join("toolchains").join(lang.code())
+}
+
 /// The component of plugin `name` written in `lang`: `examples/<name>-<code>`
 /// or else `tests/guests/<name>-<code>`, built by `scripts/componentize`
 /// (which installs the pinned toolchain on first use) once per test binary

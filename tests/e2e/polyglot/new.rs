@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{launcher, workspace_root};
+use crate::support::{Lang, launcher, toolchain, workspace_root};
 
 /// Runs `new` for `lang` into a fresh folder and returns (tempdir, project).
 fn create(lang: &str) -> (tempfile::TempDir, PathBuf) {
@@ -79,19 +79,11 @@ fn new_rust_project_builds_checks_and_passes_its_test() {
 #[test]
 fn new_python_project_builds_checks_and_passes_its_test() {
     let (_tmp, project) = create("python");
-    let root = workspace_root();
-    let installed = Command::new(root.join("scripts/toolchains"))
-        .arg("py")
-        .status()
-        .unwrap();
-    assert!(installed.success());
     // The pinned componentize-py the tests already installed (the script
     // would otherwise make a .venv of its own from requirements.lock).
+    let componentize = toolchain(Lang::Python).join("bin/componentize-py");
     let mut build = Command::new(project.join("build.sh"));
-    build.env(
-        "COMPONENTIZE_PY",
-        root.join("target/toolchains/py/bin/componentize-py"),
-    );
+    build.env("COMPONENTIZE_PY", componentize);
     run(build, &project);
     check(&project.join("build/plugin.wasm"));
     own_test(
@@ -128,19 +120,10 @@ fn new_refuses_a_folder_in_use_and_bad_ids() {
 #[test]
 fn new_js_project_builds_checks_and_passes_its_test() {
     let (_tmp, project) = create("js");
-    let root = workspace_root();
-    let installed = Command::new(root.join("scripts/toolchains"))
-        .arg("js")
-        .status()
-        .unwrap();
-    assert!(installed.success());
     // `npm install` would fetch what the tests already installed from the
     // same pins: link it instead.
-    std::os::unix::fs::symlink(
-        root.join("target/toolchains/js/node_modules"),
-        project.join("node_modules"),
-    )
-    .unwrap();
+    let modules = toolchain(Lang::JavaScript).join("node_modules");
+    std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
     let mut build = Command::new("npm");
     build.args(["run", "--silent", "build"]);
     run(build, &project);

@@ -3,15 +3,11 @@
 
 use std::process::Command;
 
-use crate::support::workspace_root;
+use crate::support::{Lang, toolchain, workspace_root};
 
-fn run(program: &str, args: &[&str], toolchain: &str) {
+fn run(program: &str, args: &[&str], lang: Lang) {
+    toolchain(lang);
     let root = workspace_root();
-    let installed = Command::new(root.join("scripts").join("toolchains"))
-        .arg(toolchain)
-        .status()
-        .expect("cannot run scripts/toolchains");
-    assert!(installed.success(), "scripts/toolchains {toolchain} failed");
     let out = Command::new(program)
         .args(args)
         .current_dir(&root)
@@ -36,11 +32,11 @@ fn python_helper_unit_tests() {
     run(
         "python3",
         &["-m", "unittest", "discover", "-s", "sdk/python/tests"],
-        "py",
+        Lang::Python,
     );
 }
 
 #[test]
 fn javascript_helper_unit_tests() {
-    run("node", &["--test", "sdk/js/test/"], "js");
+    run("node", &["--test", "sdk/js/test/"], Lang::JavaScript);
 }
