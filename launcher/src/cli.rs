@@ -154,7 +154,7 @@ pub enum Command {
         /// The language of the plugin.
         #[arg(long, value_enum)]
         lang: crate::new::Lang,
-        /// The plugin id [default: com.example.<folder name>].
+        /// The plugin id [default: `com.example.` and the folder name].
         #[arg(long)]
         id: Option<String>,
         /// The display name [default: the folder name].
