@@ -82,7 +82,8 @@ class ConfigCheck(Plugin):
         """The JSON report (the host has already resolved ``path``)."""
         args = json_arguments(arguments)
         max_files = args.get("max_files", DEFAULT_MAX_FILES)
-        return self._report(args.get("path"), max_files)
+        # An empty path means what no path means: the whole workspace.
+        return self._report(args.get("path") or None, max_files)
 
     @command(
         "config-check",

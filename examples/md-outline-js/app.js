@@ -48,7 +48,7 @@ export const plugin = definePlugin({
         '{"path", "headings": [{"level": 1-6, "text", "line": 1-based}]}. ' +
         'Fenced code blocks are skipped.',
       inputSchema: new InputSchema()
-        .property('path', Property.string('The Markdown file, relative to the workspace root').readPath())
+        .property('path', Property.string('The Markdown file, relative to the workspace root').readPath().minLength(1))
         .required(['path'])
         .noAdditionalProperties()
         .timeoutMs(2000)

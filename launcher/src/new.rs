@@ -20,6 +20,10 @@ pub enum Lang {
     Js,
 }
 
+/// The name of `sdk/js/toolchain/package.json`, replaced by the project's
+/// in the lock a JavaScript project gets.
+const JS_TOOLCHAIN: &str = "lingxi-plugin-js-toolchain";
+
 /// The WIT every component implements.
 const WIT: &str = include_str!("../../wit/lingxi-plugin.wit");
 
@@ -61,6 +65,12 @@ const JS: &[Template] = &[
         include_str!("../templates/js/exchange.test.mjs"),
     ),
     ("package.json", include_str!("../templates/js/package.json")),
+    // The toolchain's own lock: the project builds with exactly the
+    // versions this repository tests (its name is the project's, see below).
+    (
+        "package-lock.json",
+        include_str!("../../sdk/js/toolchain/package-lock.json"),
+    ),
     ("README.md", include_str!("../templates/js/README.md")),
     (".gitignore", include_str!("../templates/js/gitignore")),
     ("wit/lingxi-plugin.wit", WIT),
@@ -120,6 +130,9 @@ pub fn new(args: NewArgs) -> Result<()> {
         for (key, value) in &values {
             text = text.replace(&format!("__{key}__"), value);
         }
+        if *path == "package-lock.json" {
+            text = text.replace(&format!("\"{JS_TOOLCHAIN}\""), &format!("\"{base}\""));
+        }
         std::fs::write(&target, text)
             .with_context(|| format!("cannot write {}", target.display()))?;
         if path.ends_with(".sh") {
@@ -127,7 +140,7 @@ pub fn new(args: NewArgs) -> Result<()> {
         }
     }
     println!("created {} ({id})", dir.display());
-    let shown = dir.display();
+    let shown = shell_quoted(&dir.display().to_string());
     match args.lang {
         Lang::Rust => println!(
             "next: cd {shown} && cargo build --target wasm32-wasip2 --release && cargo test"
@@ -135,9 +148,20 @@ pub fn new(args: NewArgs) -> Result<()> {
         Lang::Python => {
             println!("next: cd {shown} && ./build.sh && python3 -m unittest test_exchange")
         }
-        Lang::Js => println!("next: cd {shown} && npm install && npm run build && npm test"),
+        Lang::Js => println!("next: cd {shown} && npm ci && npm run build && npm test"),
     }
     Ok(())
+}
+
+/// `text` as one word for a POSIX shell: as is when it is plain, else in
+/// single quotes (so a pasted hint never runs `$(…)` of a folder name).
+fn shell_quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-+=:@%,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// Lower-case letters, digits and single dashes of `name`.
@@ -232,6 +256,9 @@ mod tests {
             assert!(check_id(bad).is_err(), "{bad}");
         }
         assert!(check_text("--name", "Nice name").is_ok());
+        assert_eq!(shell_quoted("/tmp/my-plugin"), "/tmp/my-plugin");
+        assert_eq!(shell_quoted("/tmp/p$(id)"), "'/tmp/p$(id)'");
+        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
         for bad in ["", "a\"b", "a\\b", "a\nb", "$(x)"] {
             assert!(check_text("--name", bad).is_err(), "{bad}");
         }

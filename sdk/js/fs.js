@@ -80,13 +80,16 @@ export class FsError extends PluginError {
   }
 }
 
-/** Lexically normalizes a path to an absolute one without `.` or `..`. */
+/**
+ * Cleans a path into an absolute one without empty or `.` parts. `..` parts
+ * are kept: WASI resolves them inside the mounted directory, after following
+ * symbolic links, as POSIX does (`link/../x` is `x` next to the link's
+ * target, not next to the link), and refuses them past the mount.
+ */
 export function normalize(path) {
   const out = [];
   for (const part of String(path).split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') out.pop();
-    else out.push(part);
+    if (part !== '' && part !== '.') out.push(part);
   }
   return '/' + out.join('/');
 }

@@ -141,6 +141,22 @@ fn normalize_host(name: &str) -> String {
     }
 }
 
+/// What a denial says would allow `name` on `port`: the `--allow-net` rule
+/// (IPv6 in brackets, as rules are written), or that no rule can.
+fn allow_hint(name: &str, port: &str) -> String {
+    let host = match name.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => Ok(url::Host::Ipv4(ip)),
+        Ok(IpAddr::V6(ip)) => Ok(url::Host::Ipv6(ip)),
+        Err(_) => url::Host::parse(name),
+    };
+    match host {
+        Ok(url::Host::Domain(domain)) => format!("allow it with --allow-net {domain}:{port}"),
+        Ok(url::Host::Ipv4(ip)) => format!("allow it with --allow-net {ip}:{port}"),
+        Ok(url::Host::Ipv6(ip)) => format!("allow it with --allow-net [{ip}]:{port}"),
+        Err(_) => format!("{name:?} is not a host name any --allow-net rule can allow"),
+    }
+}
+
 /// The network state of one sandbox: the rules and the addresses resolved
 /// from allowed names.
 #[derive(Debug)]
@@ -182,7 +198,8 @@ impl NetGuard {
         if matching.is_empty() {
             tracing::warn!(
                 plugin = %self.plugin_id,
-                "name lookup of {name:?} denied: not in the network allow-list (allow it with --allow-net {normalized}:PORT)",
+                "name lookup of {name:?} denied: not in the network allow-list ({})",
+                allow_hint(name, "PORT"),
             );
             return None;
         }
@@ -213,13 +230,10 @@ impl NetGuard {
             .iter()
             .any(|rule| rule.port_matches(port) && rule.allows_name(&normalized));
         if !allowed {
-            let shown = match normalized.parse::<IpAddr>() {
-                Ok(IpAddr::V6(ip)) => format!("[{ip}]"),
-                _ => normalized.clone(),
-            };
             tracing::warn!(
                 plugin = %self.plugin_id,
-                "HTTP request to {shown}:{port} denied: not in the network allow-list (allow it with --allow-net {shown}:{port})",
+                "HTTP request to {host}:{port} denied: not in the network allow-list ({})",
+                allow_hint(host, &port.to_string()),
             );
         }
         allowed
@@ -372,6 +386,30 @@ mod tests {
         assert!(!guard.check_http("[::2]", 80));
         let any = NetGuard::new("p", &[]);
         assert!(any.check_http("example.org", 8443));
+    }
+
+    #[test]
+    fn denials_name_a_rule_that_parses() {
+        assert_eq!(
+            allow_hint("::1", "PORT"),
+            "allow it with --allow-net [::1]:PORT"
+        );
+        assert_eq!(
+            allow_hint("[::1]", "80"),
+            "allow it with --allow-net [::1]:80"
+        );
+        assert_eq!(
+            allow_hint("Example.COM", "443"),
+            "allow it with --allow-net example.com:443"
+        );
+        assert_eq!(
+            allow_hint("127.1", "80"),
+            "allow it with --allow-net 127.0.0.1:80"
+        );
+        assert!(allow_hint("user:pw@host", "80").contains("is not a host name"));
+        for hint in ["[::1]:80", "example.com:443", "127.0.0.1:80"] {
+            assert!(hint.parse::<NetRule>().is_ok(), "{hint}");
+        }
     }
 
     #[test]

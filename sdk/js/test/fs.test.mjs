@@ -40,8 +40,10 @@ class FakeFile {
 class FakeDir {
   constructor(root) { this.root = root; }
   at(rel) {
-    assert.ok(!rel.startsWith('/') && !rel.split('/').includes('..'), `escaping path ${rel}`);
-    return join(this.root, rel);
+    // WASI resolves `..` inside the directory and refuses it past the top.
+    const p = join(this.root, rel);
+    assert.ok(!rel.startsWith('/') && (p === this.root || p.startsWith(this.root + '/')), `escaping path ${rel}`);
+    return p;
   }
   openAt(_pf, rel, o, f) {
     const p = this.at(rel);
@@ -66,10 +68,10 @@ function mounts() {
   return { ws, data, fs: createFs(() => [[new FakeDir(ws), '/work/ws'], [new FakeDir(data), '/lingxi/data/']]) };
 }
 
-test('paths normalize lexically', () => {
-  assert.equal(normalize('a/./b/../c'), '/a/c');
-  assert.equal(normalize('/../..'), '/');
+test('paths are cleaned, and `..` is left for WASI to resolve', () => {
+  assert.equal(normalize('a/./b/../c'), '/a/b/../c');
   assert.equal(normalize('/x//y/'), '/x/y');
+  assert.equal(normalize('/../..'), '/../..');
 });
 
 test('files are read and written in chunks inside the mounted directories', () => {

@@ -82,6 +82,17 @@ per_language! {
         }
     }
 
+    /// `link/../x` is `x` next to the link's target, as in POSIX (a
+    /// helper library that resolved `..` by text would read `ws/notes.txt`).
+    fn fs_dotdot_after_a_symlink_resolves_like_posix(lang) {
+        let t = Tree::new();
+        std::fs::create_dir_all(t.ws.join("sub/deep")).unwrap();
+        std::fs::write(t.ws.join("sub/notes.txt"), "sub").unwrap();
+        std::os::unix::fs::symlink("sub/deep", t.ws.join("dl")).unwrap();
+        let r = attempt(&mut start(lang, &t, &[]), "read-file", &t.ws("dl/../notes.txt"));
+        assert_eq!(allowed(&r), "sub");
+    }
+
     fn fs_write_without_project_write(lang) {
         let t = Tree::new();
         let mut s = start(lang, &t, &["--grant", "projectRead"]);
