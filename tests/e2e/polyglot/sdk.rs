@@ -36,6 +36,18 @@ fn python_helper_unit_tests() {
     );
 }
 
+/// The TypeScript declarations compile (strict), with the toolchain's tsc.
+#[test]
+fn javascript_declarations_type_check() {
+    let tsc = toolchain(Lang::JavaScript).join("node_modules/.bin/tsc");
+    let tsc = tsc.to_str().expect("a UTF-8 path");
+    run(
+        tsc,
+        &["--noEmit", "--strict", "sdk/js/lingxi-plugin.d.ts"],
+        Lang::JavaScript,
+    );
+}
+
 #[test]
 fn javascript_helper_unit_tests() {
     run("node", &["--test", "sdk/js/test/"], Lang::JavaScript);
