@@ -219,6 +219,9 @@ fn check_capabilities(m: &Manifest, shape: &Shape, report: &mut Report) {
     if sockets && !declares(Capability::NetworkAccess) {
         report.warning("capabilities", "it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets (a Python component always imports them: then nothing is wrong)");
     }
+    if shape.imports_package("wasi:http") && !declares(Capability::NetworkAccess) {
+        report.warning("capabilities", "it imports wasi:http but does not declare networkAccess: every request it sends will be denied; declare networkAccess, or remove the code that sends HTTP requests (fetch)");
+    }
     if !network && declares(Capability::NetworkAccess) {
         report.warning("capabilities", "it declares networkAccess but imports neither wasi:sockets nor wasi:http: it cannot use the network; remove networkAccess so users are not asked to grant it");
     }

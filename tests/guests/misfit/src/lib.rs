@@ -7,6 +7,18 @@ wit_bindgen::generate!({
     path: "../../../wit",
 });
 
+/// An interface no host provides, for the `imports` rule.
+#[cfg(feature = "foreign")]
+mod foreign {
+    wit_bindgen::generate!({
+        inline: "package example:foreign@0.1.0;
+            interface oracle { ask: func() -> u32; }
+            world foreign { import oracle; }",
+        world: "foreign",
+    });
+    pub use example::foreign::oracle::ask;
+}
+
 use exports::lingxi::plugin::plugin::Guest;
 use lingxi::plugin::types::{
     Capability, CommandCall, CommandDescriptor, CommandResult, Handshake, HookEvent, HookPayload,
@@ -104,6 +116,10 @@ impl Guest for Misfit {
         #[cfg(feature = "sockets")]
         {
             let _ = std::net::TcpStream::connect("127.0.0.1:9");
+        }
+        #[cfg(feature = "foreign")]
+        {
+            let _ = foreign::ask();
         }
         Ok(call.arguments)
     }
