@@ -57,6 +57,12 @@ impl FromStr for NetRule {
         };
         let (host, port) = input.rsplit_once(':').ok_or_else(|| fail("no port"))?;
         let host = host.trim().to_ascii_lowercase();
+        // A fully qualified name (`example.com.`) is the same name; a
+        // wildcard is never widened by it (`*.` stays an error).
+        let host = match host.strip_suffix('.') {
+            Some(name) if !name.is_empty() && !name.ends_with(['.', '*']) => name.to_owned(),
+            _ => host,
+        };
         let host = if host == "*" {
             HostPattern::Any
         } else if let Some(suffix) = host.strip_prefix("*.") {
@@ -123,7 +129,11 @@ impl NetRule {
         match &self.host {
             HostPattern::Any => true,
             HostPattern::Name(n) => *n == name,
-            HostPattern::Subdomains(suffix) => name.ends_with(suffix.as_str()),
+            // A wildcard names hosts, never addresses: `*.0.0.1` does not
+            // match 127.0.0.1.
+            HostPattern::Subdomains(suffix) => {
+                name.ends_with(suffix.as_str()) && name.parse::<IpAddr>().is_err()
+            }
             HostPattern::Ip(ip) => name.parse::<IpAddr>().is_ok_and(|n| n == *ip),
         }
     }
@@ -144,6 +154,12 @@ fn normalize_host(name: &str) -> String {
 /// What a denial says would allow `name` on `port`: the `--allow-net` rule
 /// (IPv6 in brackets, as rules are written), or that no rule can.
 fn allow_hint(name: &str, port: &str) -> String {
+    if name.len() > MAX_LOGGED_HOST {
+        return format!(
+            "a host name of {} bytes is not one any --allow-net rule can allow",
+            name.len()
+        );
+    }
     let host = match name.parse::<IpAddr>() {
         Ok(IpAddr::V4(ip)) => Ok(url::Host::Ipv4(ip)),
         Ok(IpAddr::V6(ip)) => Ok(url::Host::Ipv6(ip)),
@@ -157,6 +173,24 @@ fn allow_hint(name: &str, port: &str) -> String {
     }
 }
 
+/// Longest host name a denial shows; a longer one is cut (a plugin chooses
+/// the names it asks for, and each denial is a line of the host's log).
+const MAX_LOGGED_HOST: usize = 253;
+
+/// Denials of one instance that are logged; later ones are counted, and
+/// said once (a plugin can ask for refused destinations in a loop).
+const MAX_LOGGED_DENIALS: u32 = 32;
+
+/// `name` for a log line: at most [`MAX_LOGGED_HOST`] bytes, printable.
+fn shown(name: &str) -> String {
+    let mut end = name.len().min(MAX_LOGGED_HOST);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = if end < name.len() { "…" } else { "" };
+    format!("{}{cut}", crate::stdio::printable(&name[..end]))
+}
+
 /// The network state of one sandbox: the rules and the addresses resolved
 /// from allowed names.
 #[derive(Debug)]
@@ -165,6 +199,8 @@ pub struct NetGuard {
     plugin_id: String,
     /// (address, index of the rule whose name resolved to it)
     resolved: Mutex<HashSet<(IpAddr, usize)>>,
+    /// Denials so far (see [`MAX_LOGGED_DENIALS`]).
+    denials: std::sync::atomic::AtomicU32,
 }
 
 impl NetGuard {
@@ -182,7 +218,23 @@ impl NetGuard {
             rules,
             plugin_id: plugin_id.to_owned(),
             resolved: Mutex::new(HashSet::new()),
+            denials: std::sync::atomic::AtomicU32::new(0),
         })
+    }
+
+    /// Whether this denial is logged: the first [`MAX_LOGGED_DENIALS`] of
+    /// the instance are, then one line says later ones are not.
+    fn may_log(&self) -> bool {
+        let n = self
+            .denials
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n == MAX_LOGGED_DENIALS {
+            tracing::warn!(
+                plugin = %self.plugin_id,
+                "more network denials follow; they are not logged (the first {MAX_LOGGED_DENIALS} of this instance were)",
+            );
+        }
+        n < MAX_LOGGED_DENIALS
     }
 
     /// Checks a name lookup. `None` if denied (and logged); else the rules
@@ -196,11 +248,14 @@ impl NetGuard {
             .filter(|i| self.rules[*i].allows_name(&normalized))
             .collect();
         if matching.is_empty() {
-            tracing::warn!(
-                plugin = %self.plugin_id,
-                "name lookup of {name:?} denied: not in the network allow-list ({})",
-                allow_hint(name, "PORT"),
-            );
+            if self.may_log() {
+                tracing::warn!(
+                    plugin = %self.plugin_id,
+                    "name lookup of {:?} denied: not in the network allow-list ({})",
+                    shown(name),
+                    allow_hint(name, "PORT"),
+                );
+            }
             return None;
         }
         // Only name rules need to learn addresses; `*` and IP rules match
@@ -225,14 +280,30 @@ impl NetGuard {
     /// a name rule allows whatever that name resolves to, as with sockets.
     pub fn check_http(&self, host: &str, port: u16) -> bool {
         let normalized = normalize_host(host);
+        // 0.0.0.0 and :: reach this machine's own services; a socket cannot
+        // connect to them either.
+        if normalized
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_unspecified())
+        {
+            if self.may_log() {
+                tracing::warn!(
+                    plugin = %self.plugin_id,
+                    "HTTP request to {}:{port} denied: an unspecified address is not a destination",
+                    shown(host),
+                );
+            }
+            return false;
+        }
         let allowed = self
             .rules
             .iter()
             .any(|rule| rule.port_matches(port) && rule.allows_name(&normalized));
-        if !allowed {
+        if !allowed && self.may_log() {
             tracing::warn!(
                 plugin = %self.plugin_id,
-                "HTTP request to {host}:{port} denied: not in the network allow-list ({})",
+                "HTTP request to {}:{port} denied: not in the network allow-list ({})",
+                shown(host),
                 allow_hint(host, &port.to_string()),
             );
         }
@@ -251,10 +322,12 @@ impl NetGuard {
     /// Refuses listening or accepting on `addr`: a plugin is a client
     /// only (a server on an ephemeral port is still a server).
     pub fn deny_listen(&self, addr: SocketAddr) -> bool {
-        tracing::warn!(
-            plugin = %self.plugin_id,
-            "listening on {addr} denied: plugins may not accept connections",
-        );
+        if self.may_log() {
+            tracing::warn!(
+                plugin = %self.plugin_id,
+                "listening on {addr} denied: plugins may not accept connections",
+            );
+        }
         false
     }
 
@@ -264,7 +337,7 @@ impl NetGuard {
         // explicit bind to a chosen port would let the plugin offer a server.
         if binding {
             let allowed = addr.port() == 0;
-            if !allowed {
+            if !allowed && self.may_log() {
                 tracing::warn!(
                     plugin = %self.plugin_id,
                     "bind to {addr} denied: plugins may not listen on a chosen port",
@@ -283,7 +356,7 @@ impl NetGuard {
                     }
                 }
         });
-        if !allowed {
+        if !allowed && self.may_log() {
             tracing::warn!(
                 plugin = %self.plugin_id,
                 "connection to {addr} denied: not in the network allow-list (allow it with --allow-net {})",
@@ -386,6 +459,37 @@ mod tests {
         assert!(!guard.check_http("[::2]", 80));
         let any = NetGuard::new("p", &[]);
         assert!(any.check_http("example.org", 8443));
+    }
+
+    #[test]
+    fn wildcards_never_match_addresses_and_unspecified_is_no_destination() {
+        let guard = NetGuard::new(
+            "p",
+            &[rule("*.0.0.1:80"), rule("*.1:80"), rule("0.0.0.0:80")],
+        );
+        assert!(!guard.check_http("127.0.0.1", 80));
+        assert!(guard.check_http("a.0.0.1", 80), "names still match");
+        assert!(!guard.check_http("0.0.0.0", 80));
+        assert!(!NetGuard::new("p", &[]).check_http("[::]", 80));
+        assert!(guard.check_lookup("127.0.0.1").is_none());
+    }
+
+    #[test]
+    fn rules_with_a_trailing_dot_are_the_same_name() {
+        let guard = NetGuard::new("p", &[rule("localhost.:8080")]);
+        assert!(guard.check_http("localhost", 8080));
+        assert!(guard.check_http("localhost.", 8080));
+        assert_eq!(rule("example.com.:1").to_string(), "example.com:1");
+    }
+
+    #[test]
+    fn denial_logs_are_bounded() {
+        let long = "x".repeat(1 << 20);
+        assert!(shown(&long).len() < 300);
+        assert!(allow_hint(&long, "80").contains("is not one any --allow-net rule can allow"));
+        let guard = NetGuard::new("p", &[rule("a.example:1")]);
+        let logged = (0..100).filter(|_| guard.may_log()).count();
+        assert_eq!(logged, MAX_LOGGED_DENIALS as usize);
     }
 
     #[test]

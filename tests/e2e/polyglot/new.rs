@@ -53,7 +53,11 @@ fn check(component: &Path) {
 
 /// The project's own test command, with this build of the launcher.
 fn own_test(program: &str, args: &[&str], dir: &Path) {
-    let mut command = Command::new(program);
+    let mut command = if program == "npm" {
+        npm()
+    } else {
+        Command::new(program)
+    };
     command
         .args(args)
         .env("LINGXI_WASM_RUN", env!("CARGO_BIN_EXE_lingxi-wasm-run"))
@@ -124,9 +128,19 @@ fn new_js_project_builds_checks_and_passes_its_test() {
     // same pins: link it instead.
     let modules = toolchain(Lang::JavaScript).join("node_modules");
     std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
-    let mut build = Command::new("npm");
+    let mut build = npm();
     build.args(["run", "--silent", "build"]);
     run(build, &project);
     check(&project.join("build/plugin.wasm"));
     own_test("npm", &["test", "--silent"], &project);
+}
+
+/// npm with its cache and logs in the test run's folders, never in HOME.
+fn npm() -> Command {
+    let mut command = Command::new("npm");
+    command.env("HOME", crate::support::test_home()).env(
+        "npm_config_cache",
+        workspace_root().join("target/toolchains/cache/npm"),
+    );
+    command
 }
