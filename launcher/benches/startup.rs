@@ -161,22 +161,33 @@ fn main() {
 
     println!("\nthe same probe per language: start-up, spawn → handshake (ms), and");
     println!("warm round trips through the packed executable (µs per call, as spawned)");
-    println!("  language       size   packed   warm cache   cold cache   round trip");
-    let rust = (ms(b), ms(c), ms(d), eb);
+    println!("  language       size   packed   warm cache   cold cache   round trip   pinned");
+    let shown = |us: Option<f64>| us.map_or("-".to_owned(), |us| format!("{us:.1}"));
     println!(
-        "  native         -      {:7.2}        -            -        {:7.1}",
+        "  native         -      {:7.2}        -            -        {:7.1}   {:>6}",
         ms(a),
-        ea
+        ea,
+        shown(pinned.map(|p| p.0))
     );
     let rust_size = std::fs::metadata(&component).map_or(0.0, |m| m.len() as f64 / 1e6);
     println!(
-        "  Rust       {rust_size:5.1} MB {:7.2}   {:9.2}   {:10.1}   {:9.1}",
-        rust.0, rust.1, rust.2, rust.3
+        "  Rust       {rust_size:5.1} MB {:7.2}   {:9.2}   {:10.1}   {:9.1}   {:>6}",
+        ms(b),
+        ms(c),
+        ms(d),
+        eb,
+        shown(pinned.map(|p| p.1))
     );
     for row in polyglot::rows(&launcher, scratch.path()) {
         println!(
-            "  {:<10} {:5.1} MB {:7.2}   {:9.2}   {:10.1}   {:9.1}",
-            row.lang, row.size_mb, row.packed_ms, row.warm_ms, row.cold_ms, row.round_trip_us
+            "  {:<10} {:5.1} MB {:7.2}   {:9.2}   {:10.1}   {:9.1}   {:>6}",
+            row.lang,
+            row.size_mb,
+            row.packed_ms,
+            row.warm_ms,
+            row.cold_ms,
+            row.round_trip_us,
+            shown(row.pinned_us)
         );
         println!(
             "             packed/native start {:.1}×, cold/packed {:.0}×, round trip packed/native {:.2}",

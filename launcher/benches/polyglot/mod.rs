@@ -6,7 +6,9 @@
 //! - `lingxi-wasm-run probe.wasm` with a warm compile cache;
 //! - `lingxi-wasm-run probe.wasm` with a cold cache: the compile a LingXi
 //!   host would wait for if the component were run unpacked the first time;
-//! - warm `tool.execute` round trips through the packed executable.
+//! - warm `tool.execute` round trips through the packed executable, as
+//!   spawned and (on Linux) with the bench and the plugin pinned to one CPU,
+//!   the steadier figure on a virtual machine.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -26,6 +28,7 @@ pub struct Row {
     pub warm_ms: f64,
     pub cold_ms: f64,
     pub round_trip_us: f64,
+    pub pinned_us: Option<f64>,
 }
 
 /// Builds and measures the Python and JavaScript probes; a language whose
@@ -81,6 +84,15 @@ fn measure(lang: &'static str, launcher: &Path, component: &Path, scratch: &Path
         }
     }
     let per_call = session(packed_cmd(), ROUND_TRIPS).1 / ROUND_TRIPS as u32;
+    #[cfg(target_os = "linux")]
+    let pinned_us = {
+        let all = crate::common::pin_to_one_cpu();
+        let per_call = session(packed_cmd(), ROUND_TRIPS).1 / ROUND_TRIPS as u32;
+        rustix::thread::sched_setaffinity(None, &all).expect("sched_setaffinity");
+        Some(per_call.as_secs_f64() * 1e6)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let pinned_us = None;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     Row {
         lang,
@@ -89,5 +101,6 @@ fn measure(lang: &'static str, launcher: &Path, component: &Path, scratch: &Path
         warm_ms: ms(median(w)),
         cold_ms: ms(median(c)),
         round_trip_us: per_call.as_secs_f64() * 1e6,
+        pinned_us,
     }
 }
