@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::per_language;
 use crate::attacks::{Tree, allowed, attempt, denied, pong_server, start_component};
-use crate::support::{Lang, Session, polyglot};
+use crate::packed::{lingxi_spawn, pack_component};
+use crate::support::{Lang, Session, polyglot, spec_snapshot};
 
 /// Starts the testbed of `lang` on the tree's workspace.
 fn start(lang: Lang, tree: &Tree, args: &[&str]) -> Session {
@@ -176,5 +177,24 @@ per_language! {
         for _ in 0..2 {
             assert_eq!(allowed(&attempt(&mut s, "print-stdout", "")), "printed");
         }
+    }
+
+    /// The same sandbox when the plugin is packed and spawned as LingXi
+    /// spawns it: the grants and limits travel inside the executable.
+    fn packed_plugin_keeps_the_sandbox(lang) {
+        let t = Tree::new();
+        let args = ["--grant", "projectRead", "--timeout", "1", "--max-memory", "32"];
+        let exe = pack_component(&t.top, &polyglot(lang, "testbed"), "testbed", &args);
+        let mut s = Session::spawn(lingxi_spawn(&exe, &t.top));
+        let snapshot = spec_snapshot(t.ws.to_str().unwrap());
+        assert_eq!(s.call("snap", "host.snapshot", snapshot)["error"], Value::Null);
+        assert_eq!(allowed(&attempt(&mut s, "read-file", &t.ws("notes.txt"))), "inside");
+        refused(&attempt(&mut s, "read-file", &t.top("secret.txt")));
+        refused(&attempt(&mut s, "write-file", &format!("{}\nx", t.ws("new.txt"))));
+        let (tool, _, target, _) = reach(lang);
+        refused(&attempt(&mut s, tool, &target));
+        assert_eq!(allowed(&attempt(&mut s, "env", "")), "");
+        denied(&attempt(&mut s, "spin", ""), "did not finish within 1.0 s");
+        denied(&attempt(&mut s, "alloc-mib", "64"), "memory limit of 32 MiB");
     }
 }
