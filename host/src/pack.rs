@@ -75,6 +75,12 @@ pub struct PackHeader {
     /// Absent in files packed by older versions (the component is asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<ManifestDto>,
+    /// A minisign signature of the portable component (`pack --sign`), as
+    /// the text of a `.minisig` file. The payload digest covers it against
+    /// damage; only a check against a key the user trusts proves anything
+    /// (the launcher's `signing` module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// The verified contents of a packed executable.
@@ -241,6 +247,27 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
     verify(path, Bytes::Payload(payload), range, launcher_len, &trailer).map(Some)
 }
 
+/// [`read`] on a whole file's bytes (`path` only names it in errors): the
+/// same trailer and payload checks, for the fuzz targets (`fuzz/`).
+#[doc(hidden)]
+pub fn parse_bytes(path: &Path, file: &[u8]) -> Result<Option<Packed>, PackError> {
+    let size = file.len() as u64;
+    let Some(trailer) = file
+        .len()
+        .checked_sub(TRAILER_LEN as usize)
+        .map(|at| &file[at..])
+    else {
+        return Ok(None);
+    };
+    let Some(payload_len) = payload_len(path, trailer, size)? else {
+        return Ok(None);
+    };
+    let launcher_len = size - TRAILER_LEN - payload_len;
+    let payload = file[launcher_len as usize..][..payload_len as usize].to_vec();
+    let range = 0..payload.len();
+    verify(path, Bytes::Payload(payload), range, launcher_len, trailer).map(Some)
+}
+
 /// Reads and verifies the running executable's own payload. On Linux it is
 /// mapped from `/proc/self/exe` (the file that is running, even if its path
 /// was renamed over since), which cannot be written while it runs; its
@@ -400,6 +427,7 @@ mod tests {
             precompiled_len: 3,
             engine: "e".into(),
             manifest: None,
+            signature: None,
         }
     }
 

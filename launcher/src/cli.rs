@@ -42,6 +42,9 @@ Environment:
   LINGXI_WASM_CACHE  folder of the compile cache (absolute) [default:
                      $XDG_CACHE_HOME/lingxi-wasm, else ~/.cache/lingxi-wasm]
   XDG_CACHE_HOME     see LINGXI_WASM_CACHE
+  LINGXI_WASM_KEY_PASSWORD
+                     the password of a secret key (keygen, pack --sign);
+                     without it, it is asked on the terminal
   HOME               where ~/.lingxiagent/plugin-data (plugin storage) and
                      ~/.lingxiagent/plugins (install, list, uninstall) are
 The plugin sees none of these: only what --env passes.";
@@ -57,6 +60,10 @@ pub enum Command {
         /// Where to write the executable.
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
+        /// Sign the component with this minisign secret key (see `keygen`);
+        /// `install` checks the signature against the keys a user trusts.
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
         #[command(flatten)]
         grants: Box<GrantArgs>,
     },
@@ -75,6 +82,11 @@ pub enum Command {
         /// a packed INPUT gets only the grants stated with flags now.
         #[arg(long)]
         keep_grants: bool,
+        /// Refuse a package that is unsigned or not signed by a trusted key.
+        #[arg(long)]
+        signed_only: bool,
+        #[command(flatten)]
+        trust: TrustArgs,
         #[command(flatten)]
         grants: Box<GrantArgs>,
     },
@@ -83,6 +95,8 @@ pub enum Command {
         /// Also look in this project [default: the current directory].
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
+        #[command(flatten)]
+        trust: TrustArgs,
     },
     /// Remove an installed plugin (its data directory stays unless --purge).
     Uninstall {
@@ -131,6 +145,19 @@ pub enum Command {
         file: PathBuf,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Make a minisign key pair for signing packages: PREFIX.key (secret)
+    /// and PREFIX.pub (what users pass to `install --trust`).
+    Keygen {
+        /// Path prefix of the two files.
+        #[arg(short, long, value_name = "PREFIX")]
+        output: PathBuf,
+        /// Leave the secret key unencrypted (otherwise its password is
+        /// asked, or read from LINGXI_WASM_KEY_PASSWORD).
+        #[arg(long)]
+        no_password: bool,
     },
     /// Validate a plugin before publishing or installing it: the component
     /// and its world, imports this host cannot provide, the manifest, the
@@ -165,6 +192,27 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
+}
+
+/// The public keys whose signatures count.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Trust signatures by this key: a `.pub` file from `keygen` (or
+    /// minisign), or the key itself (its `RW…` line). Repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub trust: Vec<String>,
+    /// A file of trusted public keys, one per line, each may follow an
+    /// `untrusted comment:` line naming it [default:
+    /// ~/.lingxiagent/lingxi-wasm-trusted-keys, if it exists].
+    #[arg(long, value_name = "FILE")]
+    pub trusted_keys: Option<PathBuf>,
+}
+
+impl TrustArgs {
+    /// The keys these flags name.
+    pub fn load(&self) -> anyhow::Result<crate::signing::Trust> {
+        crate::signing::Trust::load(self.trusted_keys.as_deref(), &self.trust)
+    }
 }
 
 /// Grants and limits.

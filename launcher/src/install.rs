@@ -11,7 +11,8 @@ use lingxi_wasm_host::policy::file::parse_capabilities;
 use lingxi_wasm_host::{PolicySpec, printable, storage};
 
 use crate::cli::GrantArgs;
-use crate::packed;
+use crate::packed::{self, Signing};
+use crate::signing::{self, Trust, Verdict};
 
 /// Which grants an installed plugin gets.
 pub enum Grants {
@@ -48,15 +49,32 @@ pub fn plugin_dir(project: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
+/// How `install` places a plugin.
+pub struct Options<'a> {
+    /// The project to install into, or global.
+    pub project: Option<&'a Path>,
+    /// Replace a different file of the same name.
+    pub force: bool,
+    /// Which grants it gets.
+    pub grants: Grants,
+    /// The keys whose signatures count.
+    pub trust: Trust,
+    /// Refuse what no trusted key signed.
+    pub signed_only: bool,
+}
+
 /// `install`: packs (or repacks) and places the executable, named after the
 /// plugin id, atomically; refuses to replace a different plugin unless `force`.
-pub fn install(
-    tokio: &tokio::runtime::Runtime,
-    input: &Path,
-    project: Option<&Path>,
-    force: bool,
-    grants: Grants,
-) -> Result<()> {
+/// A signature must hold if its key is trusted (and be there at all with
+/// `signed_only`); the installed file keeps it.
+pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) -> Result<()> {
+    let Options {
+        project,
+        force,
+        grants,
+        trust,
+        signed_only,
+    } = options;
     if let Some(project) = project
         && !project.is_dir()
     {
@@ -98,8 +116,9 @@ pub fn install(
             *spec,
         ),
     };
+    let signing = check_signature(input, &trust, signed_only)?;
     let name = input.display().to_string();
-    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec)?;
+    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, signing)?;
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
         bail!(
@@ -147,11 +166,46 @@ pub fn install(
     for line in describe(&header.policy) {
         println!("{line}");
     }
+    println!(
+        "signature      {}",
+        signing::verify(&trust, &header, &component)
+    );
     Ok(())
 }
 
+/// The signature `input` brings, checked: a bad one is always refused; an
+/// unsigned package or an unknown key only with `signed_only`.
+fn check_signature(input: &Path, trust: &Trust, signed_only: bool) -> Result<Signing<'static>> {
+    let packed = match pack::read(input) {
+        Ok(Some(packed)) => packed,
+        // A bare component carries no signature.
+        _ if signed_only => bail!(
+            "{} is not a signed package, and --signed-only refuses it; install a file made by `pack --sign`",
+            input.display()
+        ),
+        _ => return Ok(Signing::None),
+    };
+    let verdict = signing::verify(trust, &packed.header, packed.component());
+    match (&verdict, signed_only) {
+        (Verdict::Bad { .. }, _) => bail!(
+            "{}: {verdict}; it was not installed (the file was changed after it was signed, or signed for another plugin)",
+            input.display()
+        ),
+        (verdict, _) if verdict.trusted() => {}
+        (_, true) => bail!(
+            "{} is {verdict}, and --signed-only refuses it; pass the author's public key with --trust KEY.pub (or add it to {}), or drop --signed-only",
+            input.display(),
+            signing::default_keys_file()
+                .map(|f| f.display().to_string())
+                .unwrap_or_else(|| "--trusted-keys FILE".into())
+        ),
+        (_, false) => eprintln!("note: {}: {verdict}", input.display()),
+    }
+    Ok(packed.header.signature.map_or(Signing::None, Signing::Keep))
+}
+
 /// `list`: installed wrapped plugins in the project folder, then globally.
-pub fn list(project: Option<&Path>) -> Result<()> {
+pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
     let mut places = Vec::new();
     if let Some(project) = project {
         places.push(("project", plugin_dir(Some(project))?));
@@ -185,6 +239,10 @@ pub fn list(project: Option<&Path>) -> Result<()> {
                     }
                     println!("  digest         sha256:{}", p.digest);
                     println!("  component      ok (sha256:{})", h.component_sha256);
+                    println!(
+                        "  signature      {}",
+                        signing::verify(trust, h, p.component())
+                    );
                 }
                 Ok(None) => {} // a native plugin: not ours to describe
                 Err(e) => {

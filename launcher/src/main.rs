@@ -11,6 +11,7 @@ mod logfmt;
 mod new;
 mod packed;
 mod sdk_files;
+mod signing;
 
 use std::io::{self, BufWriter, IsTerminal};
 
@@ -164,8 +165,16 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Pack {
             component,
             output,
+            sign,
             grants,
-        }) => packed::pack(&tokio, &component, &output, grants.spec()?),
+        }) => {
+            let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
+            packed::pack(&tokio, &component, &output, grants.spec()?, key.as_ref())
+        }
+        Some(Command::Keygen {
+            output,
+            no_password,
+        }) => signing::keygen(&output, no_password),
         Some(Command::Call {
             plugin,
             target,
@@ -179,7 +188,9 @@ fn run(cli: Cli) -> Result<()> {
             let target = call::Target::parse(hook, target, args)?;
             call::call(tokio, &runtime(&cache)?, &plugin, flags, target, json)
         }
-        Some(Command::Inspect { file, cache }) => packed::inspect(&tokio, &file, &runtime(&cache)?),
+        Some(Command::Inspect { file, cache, trust }) => {
+            packed::inspect(&tokio, &file, &runtime(&cache)?, &trust.load()?)
+        }
         Some(Command::Check { file, json }) => check::check(&tokio, &file, json),
         Some(Command::New {
             dir,
@@ -199,17 +210,23 @@ fn run(cli: Cli) -> Result<()> {
             project,
             force,
             keep_grants,
+            signed_only,
+            trust,
             grants,
         }) => install::install(
             &tokio,
             &input,
-            project.as_deref(),
-            force,
-            install::Grants::choose(keep_grants, &grants)?,
+            install::Options {
+                project: project.as_deref(),
+                force,
+                grants: install::Grants::choose(keep_grants, &grants)?,
+                trust: trust.load()?,
+                signed_only,
+            },
         ),
-        Some(Command::List { project }) => {
+        Some(Command::List { project, trust }) => {
             let here = std::env::current_dir().ok();
-            install::list(project.as_deref().or(here.as_deref()))
+            install::list(project.as_deref().or(here.as_deref()), &trust.load()?)
         }
         Some(Command::Uninstall {
             id,

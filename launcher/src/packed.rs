@@ -46,10 +46,14 @@ pub fn run(packed: Packed) -> Result<()> {
             let component =
                 tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
             let (grant, limits) = resolve(&header.policy)?;
+            // The keys of the user's trusted-keys file (a packed file takes
+            // no flags).
+            let trust = crate::signing::Trust::load(None, &[])?;
+            let verdict = crate::signing::verify(&trust, header, packed.component());
             print_inspection(
                 &tokio,
                 PluginHost::new(component, grant, limits),
-                Some(&packed),
+                Some((&packed, verdict)),
             )
         }
         ["--version" | "-V"] => {
@@ -94,11 +98,13 @@ pub fn pack(
     component_path: &Path,
     output: &Path,
     spec: PolicySpec,
+    key: Option<&minisign::SecretKey>,
 ) -> Result<()> {
     let component = std::fs::read(component_path)
         .with_context(|| format!("cannot read component {}", component_path.display()))?;
     let name = component_path.display().to_string();
-    let (header, bytes) = pack_bytes(tokio, &component, &name, spec)?;
+    let signing = key.map_or(Signing::None, Signing::Key);
+    let (header, bytes) = pack_bytes(tokio, &component, &name, spec, signing)?;
     write_executable(output, &bytes)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
@@ -110,6 +116,16 @@ pub fn pack(
     Ok(())
 }
 
+/// The signature a packed file gets.
+pub enum Signing<'a> {
+    /// None.
+    None,
+    /// A new one, made with this key.
+    Key(&'a minisign::SecretKey),
+    /// One that signed this same component before (`install` keeps it).
+    Keep(String),
+}
+
 /// Builds a packed executable of `component` (`name` is what messages call
 /// it, e.g. the user's file); returns its header and bytes.
 pub fn pack_bytes(
@@ -117,6 +133,7 @@ pub fn pack_bytes(
     component: &[u8],
     name: &str,
     spec: PolicySpec,
+    signing: Signing,
 ) -> Result<(PackHeader, Vec<u8>)> {
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = resolve(&spec)?;
@@ -142,6 +159,16 @@ pub fn pack_bytes(
         precompiled_len: precompiled.len() as u64,
         engine: runtime.engine_hash(),
         manifest: Some(convert::manifest(manifest.clone())),
+        signature: match signing {
+            Signing::None => None,
+            Signing::Key(key) => Some(crate::signing::sign(
+                key,
+                component,
+                &manifest.id,
+                &manifest.version,
+            )?),
+            Signing::Keep(text) => Some(text),
+        },
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;
     let launcher = pack::launcher_bytes(&exe)?;
@@ -187,16 +214,22 @@ pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// `inspect FILE`: a component or a packed plugin. A packed file's own
 /// precompiled code is never used: its portable component is compiled here.
-pub fn inspect(tokio: &tokio::runtime::Runtime, file: &Path, runtime: &Runtime) -> Result<()> {
+pub fn inspect(
+    tokio: &tokio::runtime::Runtime,
+    file: &Path,
+    runtime: &Runtime,
+    trust: &crate::signing::Trust,
+) -> Result<()> {
     match pack::read(file)? {
         Some(packed) => {
             let component =
                 tokio.block_on(runtime.load_packed(&packed, &packed.header.plugin_id))?;
             let (grant, limits) = resolve(&packed.header.policy)?;
+            let verdict = crate::signing::verify(trust, &packed.header, packed.component());
             print_inspection(
                 tokio,
                 PluginHost::new(component, grant, limits),
-                Some(&packed),
+                Some((&packed, verdict)),
             )
         }
         None => {
@@ -211,7 +244,7 @@ pub fn inspect(tokio: &tokio::runtime::Runtime, file: &Path, runtime: &Runtime) 
 fn print_inspection(
     tokio: &tokio::runtime::Runtime,
     mut host: PluginHost,
-    packed: Option<&Packed>,
+    packed: Option<(&Packed, crate::signing::Verdict)>,
 ) -> Result<()> {
     let request = InitializeRequest {
         host_ipc_version: Some(1),
@@ -279,7 +312,8 @@ fn print_inspection(
             hooks.join(", ")
         }
     );
-    if let Some(packed) = packed {
+    if let Some((packed, verdict)) = packed {
+        out += &format!("signature    {verdict}\n");
         out += &format!("digest       sha256:{}\n", packed.digest);
         out += &format!(
             "component    sha256:{}\n",

@@ -17,5 +17,6 @@ mod newcomer;
 mod packed;
 mod packed_trust;
 mod polyglot;
+mod signing;
 mod support;
 mod workspace_stats;

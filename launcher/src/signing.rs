@@ -1,0 +1,327 @@
+//! Signed packages: `keygen`, `pack --sign`, and the checks of `install`,
+//! `list` and `inspect`.
+//!
+//! A signature is a standard minisign signature (Ed25519 over the BLAKE2b-512
+//! hash of the signed bytes) of the plugin's **portable component**, the
+//! bytes its author built. Its trusted comment (signed too) names the plugin
+//! id, version and the component's SHA-256, so a signature cannot be moved
+//! to another plugin or version. It is stored in the pack header; `install`
+//! keeps it, because the installed file carries the same component.
+//!
+//! What it does not cover: the grants packed into a file (a user states or
+//! keeps them at install, where they are all printed) and the native
+//! launcher part of a packed file (`install` replaces it with the user's
+//! own launcher; a downloaded packed file run directly trusts its native
+//! part whatever the signature says).
+
+use std::fmt;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::pack::{PackHeader, sha256_hex};
+use lingxi_wasm_host::printable;
+use minisign::{PublicKey, SecretKey, SecretKeyBox, SignatureBox};
+
+/// The environment variable a key's password can come from (CI); without
+/// it, the password is asked on the terminal.
+pub const PASSWORD_ENV: &str = "LINGXI_WASM_KEY_PASSWORD";
+/// Longest signature text read from a file (a real one is ~350 bytes).
+const MAX_SIGNATURE: usize = 4096;
+/// Longest trusted-keys file read.
+const MAX_KEYS_FILE: u64 = 1 << 20;
+
+/// `keygen -o PREFIX`: writes `PREFIX.key` (secret, mode 0600) and
+/// `PREFIX.pub`, refusing to replace either.
+pub fn keygen(prefix: &Path, no_password: bool) -> Result<()> {
+    let secret_path = with_suffix(prefix, "key");
+    let public_path = with_suffix(prefix, "pub");
+    for path in [&secret_path, &public_path] {
+        if path.exists() {
+            bail!(
+                "{} exists; choose another -o PREFIX (keys are never overwritten)",
+                path.display()
+            );
+        }
+    }
+    let pair = if no_password {
+        minisign::KeyPair::generate_unencrypted_keypair()
+    } else {
+        minisign::KeyPair::generate_encrypted_keypair(std::env::var(PASSWORD_ENV).ok())
+    }
+    .map_err(|e| anyhow::anyhow!("cannot generate a key pair: {e}"))?;
+    let id = key_id(pair.pk.keynum());
+    let public = format!(
+        "untrusted comment: lingxi-wasm public key {id}\n{}\n",
+        pair.pk.to_base64()
+    );
+    let secret = pair
+        .sk
+        .to_box(Some(&format!("lingxi-wasm secret key {id}")))
+        .map_err(|e| anyhow::anyhow!("cannot encode the secret key: {e}"))?
+        .to_string();
+    write_new(&secret_path, secret.as_bytes(), 0o600)?;
+    write_new(&public_path, public.as_bytes(), 0o644)?;
+    println!("key {id}");
+    println!(
+        "secret key  {} (keep it private; sign with `pack --sign {}`)",
+        secret_path.display(),
+        secret_path.display()
+    );
+    println!(
+        "public key  {} (give it to users: `install --trust {}`)",
+        public_path.display(),
+        public_path.display()
+    );
+    Ok(())
+}
+
+fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The secret key at `path`, decrypted with the password from
+/// [`PASSWORD_ENV`] or the terminal.
+pub fn load_secret_key(path: &Path) -> Result<SecretKey> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the secret key {}", path.display()))?;
+    let boxed = || {
+        SecretKeyBox::from_string(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not a minisign secret key: {e}", path.display()))
+    };
+    // A key made with --no-password opens as it is; any other needs its
+    // password.
+    if let Ok(key) = SecretKey::from_unencrypted_box(boxed()?) {
+        return Ok(key);
+    }
+    SecretKey::from_box(boxed()?, std::env::var(PASSWORD_ENV).ok()).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot open the secret key {} ({e}); give its password on the terminal or in {PASSWORD_ENV}",
+            path.display()
+        )
+    })
+}
+
+/// Signs `component` as plugin `id` `version`: the text of a minisign
+/// signature, for the pack header.
+pub fn sign(key: &SecretKey, component: &[u8], id: &str, version: &str) -> Result<String> {
+    let comment = format!(
+        "lingxi-wasm plugin={id} version={version} component-sha256={} timestamp={}",
+        sha256_hex(component),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    );
+    let untrusted = format!("signature of {id} {version} by lingxi-wasm pack");
+    let signature = minisign::sign(
+        None,
+        key,
+        Cursor::new(component),
+        Some(&comment),
+        Some(&untrusted),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot sign: {e}"))?;
+    Ok(signature.into_string())
+}
+
+/// The public keys a user trusts: `--trust` flags and the trusted-keys file.
+#[derive(Default)]
+pub struct Trust {
+    keys: Vec<(PublicKey, String)>,
+}
+
+/// Where `--trusted-keys` points by default.
+pub fn default_keys_file() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| {
+            PathBuf::from(home)
+                .join(".lingxiagent")
+                .join("lingxi-wasm-trusted-keys")
+        })
+}
+
+impl Trust {
+    /// Keys from `file` (if it exists; an explicit one must) and `given`
+    /// (a `.pub` file, or a key's base64 text).
+    pub fn load(file: Option<&Path>, given: &[String]) -> Result<Trust> {
+        let mut trust = Trust::default();
+        match file {
+            Some(file) => trust.read_file(file)?,
+            None => {
+                if let Some(file) = default_keys_file().filter(|f| f.exists()) {
+                    trust.read_file(&file)?;
+                }
+            }
+        }
+        for key in given {
+            if Path::new(key).is_file() {
+                trust.read_file(Path::new(key))?;
+            } else {
+                let parsed = PublicKey::from_base64(key.trim()).map_err(|_| {
+                    anyhow::anyhow!(
+                        "--trust {key:?} is neither a public key file nor a key (the line that starts with RW in a .pub file)"
+                    )
+                })?;
+                trust.keys.push((parsed, "given with --trust".into()));
+            }
+        }
+        Ok(trust)
+    }
+
+    /// Reads minisign public keys, one per line (blank lines and `#` comments
+    /// skipped); an `untrusted comment:` line names the key after it.
+    fn read_file(&mut self, path: &Path) -> Result<()> {
+        use std::io::Read;
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_KEYS_FILE).read_to_string(&mut text))
+            .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
+        let mut name = None;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(comment) = line.strip_prefix("untrusted comment:") {
+                name = Some(comment.trim().to_owned());
+                continue;
+            }
+            let key = PublicKey::from_base64(line).map_err(|_| {
+                anyhow::anyhow!(
+                    "{}:{}: not a minisign public key; a trusted-keys file holds lines such as those of a .pub file",
+                    path.display(),
+                    n + 1
+                )
+            })?;
+            let name = name.take().unwrap_or_else(|| path.display().to_string());
+            self.keys.push((key, name));
+        }
+        Ok(())
+    }
+
+    fn find(&self, keynum: &[u8]) -> Option<&(PublicKey, String)> {
+        self.keys.iter().find(|(k, _)| k.keynum() == keynum)
+    }
+}
+
+/// What the signature of a packed plugin says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// No signature.
+    Unsigned,
+    /// Signed by a trusted key, and the signature holds.
+    Verified { key: String, name: String },
+    /// Signed by a key the user does not trust: nothing is proven.
+    UnknownKey { key: String },
+    /// A signature that is malformed, does not hold, or is for other bytes.
+    Bad { reason: String },
+}
+
+impl Verdict {
+    /// Whether the package may be installed under `--signed-only`.
+    pub fn trusted(&self) -> bool {
+        matches!(self, Verdict::Verified { .. })
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Unsigned => write!(f, "unsigned"),
+            Verdict::Verified { key, name } => {
+                write!(f, "signed by key {key} ({}), verified", printable(name))
+            }
+            Verdict::UnknownKey { key } => write!(
+                f,
+                "signed by key {key}, which you do not trust: not verified (trust it with --trust KEY.pub)"
+            ),
+            Verdict::Bad { reason } => write!(f, "BAD SIGNATURE: {reason}"),
+        }
+    }
+}
+
+/// Checks the signature in `header` against `component` and `trust`.
+pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
+    let Some(text) = &header.signature else {
+        return Verdict::Unsigned;
+    };
+    let bad = |reason: String| Verdict::Bad { reason };
+    if text.len() > MAX_SIGNATURE {
+        return bad(format!(
+            "{} bytes, more than a signature can be",
+            text.len()
+        ));
+    }
+    let signature = match SignatureBox::from_string(text) {
+        Ok(s) => s,
+        Err(e) => return bad(format!("not a minisign signature ({e})")),
+    };
+    let key = key_id(signature.keynum());
+    let Some((public, name)) = trust.find(signature.keynum()) else {
+        return Verdict::UnknownKey { key };
+    };
+    if let Err(e) = minisign::verify(
+        public,
+        &signature,
+        Cursor::new(component),
+        true,
+        false,
+        false,
+    ) {
+        return bad(format!(
+            "key {key}: {e}: the component is not what was signed"
+        ));
+    }
+    let comment = signature.trusted_comment().unwrap_or_default();
+    let field = |name: &str| {
+        comment
+            .split(' ')
+            .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or("")
+    };
+    let (id, version) = (field("plugin"), field("version"));
+    if id != header.plugin_id || version != header.plugin_version {
+        return bad(format!(
+            "key {key} signed plugin {} {}, but this file says {} {}",
+            printable(id),
+            printable(version),
+            printable(&header.plugin_id),
+            printable(&header.plugin_version)
+        ));
+    }
+    Verdict::Verified {
+        key,
+        name: name.clone(),
+    }
+}
+
+/// A minisign key id as minisign prints it.
+fn key_id(keynum: &[u8]) -> String {
+    let mut bytes = [0u8; 8];
+    let n = keynum.len().min(8);
+    bytes[..n].copy_from_slice(&keynum[..n]);
+    format!("{:016X}", u64::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests;

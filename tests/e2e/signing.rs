@@ -1,0 +1,269 @@
+//! Signed packages end to end: `keygen`, `pack --sign`, and what `install`,
+//! `list` and `inspect` make of a good, a bad, an unknown and a missing
+//! signature.
+
+use std::path::{Path, PathBuf};
+
+use lingxi_wasm_host::pack;
+
+use crate::packed::{launcher, lingxi_spawn, pack as pack_plugin};
+use crate::support::{Session, tool};
+
+/// `keygen -o DIR/NAME --no-password`: the key pair's paths.
+fn keygen(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let prefix = dir.join(name);
+    let (ok, out, err) = launcher(dir, dir, &["keygen", "-o", s(&prefix), "--no-password"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("public key"), "{out}");
+    (
+        dir.join(format!("{name}.key")),
+        dir.join(format!("{name}.pub")),
+    )
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A copy of the packed file `from` whose component got one more custom
+/// section (still a valid component), with a valid digest: what anyone who
+/// edits a signed file can produce.
+fn tamper(from: &Path, to: &Path) {
+    let packed = pack::read(from).unwrap().unwrap();
+    let launcher = pack::launcher_bytes(from).unwrap();
+    let mut component = packed.component().to_vec();
+    // Custom section: id 0, size, name length, name, contents.
+    component.extend_from_slice(&[0, 5, 3, b'e', b'v', b'l', b'!']);
+    let mut header = packed.header.clone();
+    header.component_sha256 = pack::sha256_hex(&component);
+    header.component_len = component.len() as u64;
+    let bytes = pack::build(&launcher, &header, &component, packed.precompiled()).unwrap();
+    std::fs::write(to, bytes).unwrap();
+}
+
+#[test]
+fn signed_install_list_and_inspect_show_who_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, project) = (dir.path(), tempfile::tempdir().unwrap());
+    let (key, public) = keygen(d, "alice");
+    let signed = pack_plugin(d, "probe", &["--sign", s(&key)]);
+
+    let install = |extra: &[&str]| {
+        let mut args = vec!["install", s(&signed), "--project", s(project.path())];
+        args.extend_from_slice(extra);
+        launcher(d, d, &args)
+    };
+    let (ok, out, err) = install(&["--signed-only", "--trust", s(&public)]);
+    assert!(ok, "{err}");
+    assert!(out.contains("signature      signed by key "), "{out}");
+    assert!(out.contains("verified"), "{out}");
+
+    // The installed file keeps the signature: list verifies it again, with
+    // the key in the user's trusted-keys file (named by its comment).
+    std::fs::create_dir_all(d.join(".lingxiagent")).unwrap();
+    std::fs::copy(&public, d.join(".lingxiagent/lingxi-wasm-trusted-keys")).unwrap();
+    let (ok, out, err) = launcher(d, d, &["list", "--project", s(project.path())]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("signature      signed by key") && out.contains("lingxi-wasm public key"),
+        "{out}"
+    );
+    let (ok, out, _) = launcher(d, d, &["inspect", s(&signed)]);
+    assert!(ok);
+    assert!(out.contains("signature    signed by key"), "{out}");
+    assert!(out.contains(", verified"), "{out}");
+    // Without the key, nothing is proven and inspect says so.
+    std::fs::remove_file(d.join(".lingxiagent/lingxi-wasm-trusted-keys")).unwrap();
+    let (_, out, _) = launcher(d, d, &["inspect", s(&signed)]);
+    assert!(
+        out.contains("which you do not trust: not verified"),
+        "{out}"
+    );
+
+    // It still runs as LingXi runs it.
+    let installed = project.path().join(".lingxi/plugins/com.lingxi.test-probe");
+    let mut session = Session::spawn(lingxi_spawn(&installed, d));
+    let r = session.call("1", "tool.execute", tool("probe.echo", "hi"));
+    assert_eq!(r["result"], "echo:hi", "{r}");
+    session.finish();
+}
+
+#[test]
+fn signed_only_refuses_unsigned_and_unknown_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, alice) = keygen(d, "alice");
+    let (mallory_key, _) = keygen(d, "mallory");
+    let unsigned = pack_plugin(d, "probe", &[]);
+    let by_mallory = d.join("by-mallory");
+    let (ok, _, err) = launcher(
+        d,
+        d,
+        &[
+            "pack",
+            s(&crate::support::guest("probe")),
+            "-o",
+            s(&by_mallory),
+            "--sign",
+            s(&mallory_key),
+        ],
+    );
+    assert!(ok, "{err}");
+
+    for (file, what) in [
+        (&unsigned, "unsigned"),
+        (&by_mallory, "which you do not trust"),
+    ] {
+        let project = tempfile::tempdir().unwrap();
+        let args = ["install", s(file), "--project", s(project.path())];
+        let (ok, out, err) = launcher(
+            d,
+            d,
+            &[&args[..], &["--signed-only", "--trust", s(&alice)]].concat(),
+        );
+        assert!(!ok, "{what} was installed under --signed-only:\n{out}");
+        assert!(
+            err.contains(what) && err.contains("--signed-only refuses it"),
+            "{err}"
+        );
+        assert!(!project.path().join(".lingxi/plugins").exists());
+        // Without --signed-only it installs, with a note.
+        let (ok, _, err) = launcher(d, d, &[&args[..], &["--trust", s(&alice)]].concat());
+        assert!(ok, "{err}");
+        assert!(
+            err.contains(&format!("note: {}", file.display())) && err.contains(what),
+            "{err}"
+        );
+    }
+    // A bare component is not a signed package either.
+    let project = tempfile::tempdir().unwrap();
+    let probe = crate::support::guest("probe");
+    let (ok, _, err) = launcher(
+        d,
+        d,
+        &[
+            "install",
+            s(&probe),
+            "--project",
+            s(project.path()),
+            "--signed-only",
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("not a signed package"), "{err}");
+}
+
+#[test]
+fn a_tampered_signed_payload_is_never_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (key, public) = keygen(d, "alice");
+    let signed = pack_plugin(d, "probe", &["--sign", s(&key)]);
+    let tampered = d.join("tampered");
+    tamper(&signed, &tampered);
+    // The file itself is well-formed (its digest matches): only the
+    // signature tells.
+    assert!(pack::read(&tampered).unwrap().is_some());
+
+    for extra in [&["--signed-only"][..], &[]] {
+        let project = tempfile::tempdir().unwrap();
+        let args = [
+            "install",
+            s(&tampered),
+            "--project",
+            s(project.path()),
+            "--trust",
+            s(&public),
+        ];
+        let (ok, out, err) = launcher(d, d, &[&args[..], extra].concat());
+        assert!(!ok, "a tampered package was installed:\n{out}");
+        assert!(
+            err.contains("BAD SIGNATURE") && err.contains("not installed"),
+            "{err}"
+        );
+        assert!(!project.path().join(".lingxi/plugins").exists());
+    }
+    let (_, out, _) = launcher(d, d, &["inspect", s(&tampered), "--trust", s(&public)]);
+    assert!(out.contains("signature    BAD SIGNATURE"), "{out}");
+
+    // A signature moved onto another plugin's package.
+    let other = pack_plugin(d, "quickstart", &[]);
+    let moved = d.join("moved");
+    let packed = pack::read(&other).unwrap().unwrap();
+    let mut header = packed.header.clone();
+    header.signature = pack::read(&signed).unwrap().unwrap().header.signature;
+    let bytes = pack::build(
+        &pack::launcher_bytes(&other).unwrap(),
+        &header,
+        packed.component(),
+        packed.precompiled(),
+    )
+    .unwrap();
+    std::fs::write(&moved, bytes).unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (ok, _, err) = launcher(
+        d,
+        d,
+        &[
+            "install",
+            s(&moved),
+            "--project",
+            s(project.path()),
+            "--trust",
+            s(&public),
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("BAD SIGNATURE"), "{err}");
+}
+
+#[test]
+fn password_protected_keys_sign_with_the_right_password_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |password: &str, args: &[&str]| {
+        let out = crate::support::launcher()
+            .args(args)
+            .env("HOME", d)
+            .env("LINGXI_WASM_KEY_PASSWORD", password)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let prefix = d.join("team");
+    let (ok, err) = run("correct horse", &["keygen", "-o", s(&prefix)]);
+    assert!(ok, "{err}");
+    let key = d.join("team.key");
+    assert!(
+        std::fs::read_to_string(&key)
+            .unwrap()
+            .contains("lingxi-wasm secret key")
+    );
+    let probe = crate::support::guest("probe");
+    let out = d.join("signed");
+    let (ok, err) = run(
+        "wrong",
+        &["pack", s(&probe), "-o", s(&out), "--sign", s(&key)],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("cannot open the secret key") && err.contains("LINGXI_WASM_KEY_PASSWORD"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let (ok, err) = run(
+        "correct horse",
+        &["pack", s(&probe), "-o", s(&out), "--sign", s(&key)],
+    );
+    assert!(ok, "{err}");
+    let (_, stdout, _) = launcher(
+        d,
+        d,
+        &["inspect", s(&out), "--trust", s(&d.join("team.pub"))],
+    );
+    assert!(stdout.contains(", verified"), "{stdout}");
+}
