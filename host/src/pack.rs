@@ -81,6 +81,10 @@ pub struct PackHeader {
     /// (the launcher's `signing` module).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// A folder (absolute) the plugin records each of its sessions into
+    /// (`install --record DIR`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<PathBuf>,
 }
 
 /// The verified contents of a packed executable.
@@ -428,6 +432,7 @@ mod tests {
             engine: "e".into(),
             manifest: None,
             signature: None,
+            record: None,
         }
     }
 

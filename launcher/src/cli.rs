@@ -85,6 +85,10 @@ pub enum Command {
         /// Refuse a package that is unsigned or not signed by a trusted key.
         #[arg(long)]
         signed_only: bool,
+        /// Record every session the host runs into a new file in DIR (see
+        /// `record` and `replay`). Requests may hold secrets: so may DIR.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
         #[command(flatten)]
         trust: TrustArgs,
         #[command(flatten)]
@@ -147,6 +151,37 @@ pub enum Command {
         cache: CacheArgs,
         #[command(flatten)]
         trust: TrustArgs,
+    },
+    /// Run any LingXi plugin (a component, a packed plugin, a native
+    /// executable) between the host and itself, passing every byte
+    /// through, and record each request and response with timings:
+    /// `record --out session.jsonl -- ./my-plugin`.
+    Record {
+        /// The recording to write (never over an existing file).
+        #[arg(short, long, value_name = "FILE")]
+        out: PathBuf,
+        /// The plugin and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "PLUGIN")]
+        plugin: Vec<String>,
+    },
+    /// Send a recording's requests (or a conformance transcript's) to a
+    /// plugin and diff its responses against the recorded ones. Exit
+    /// status 0 when all match, 1 when one differs, 2 when the replay
+    /// could not run.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// Do not compare this value: a member name anywhere (observedAt)
+        /// or a path (/result/stats/*/ms). Repeatable.
+        #[arg(long, value_name = "RULE")]
+        mask: Vec<String>,
+        /// Seconds to wait for each response.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+        timeout: f64,
+        /// The plugin to replay against, after `--` [default: the command
+        /// the recording was made with].
+        #[arg(last = true, value_name = "PLUGIN")]
+        plugin: Vec<String>,
     },
     /// Make a minisign key pair for signing packages: PREFIX.key (secret)
     /// and PREFIX.pub (what users pass to `install --trust`).

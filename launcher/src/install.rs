@@ -61,6 +61,8 @@ pub struct Options<'a> {
     pub trust: Trust,
     /// Refuse what no trusted key signed.
     pub signed_only: bool,
+    /// Record every session into this folder.
+    pub record: Option<&'a Path>,
 }
 
 /// `install`: packs (or repacks) and places the executable, named after the
@@ -74,6 +76,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         grants,
         trust,
         signed_only,
+        record,
     } = options;
     if let Some(project) = project
         && !project.is_dir()
@@ -117,8 +120,9 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         ),
     };
     let signing = check_signature(input, &trust, signed_only)?;
+    let record = record.map(record_dir).transpose()?;
     let name = input.display().to_string();
-    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, signing)?;
+    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, signing, record)?;
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
         bail!(
@@ -170,7 +174,20 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         "signature      {}",
         signing::verify(&trust, &header, &component)
     );
+    if let Some(dir) = &header.record {
+        println!("records        every session into {}", dir.display());
+    }
     Ok(())
+}
+
+/// The folder `--record` names, made absolute (the plugin starts in its own
+/// folder) and created now, so that a mistake shows at install.
+fn record_dir(dir: &Path) -> Result<PathBuf> {
+    let dir = std::path::absolute(dir)
+        .with_context(|| format!("--record {}: cannot resolve it", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--record {}: cannot create it", dir.display()))?;
+    Ok(dir)
 }
 
 /// The signature `input` brings, checked: a bad one is always refused; an
@@ -243,6 +260,9 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
                         "  signature      {}",
                         signing::verify(trust, h, p.component())
                     );
+                    if let Some(dir) = &h.record {
+                        println!("  records        every session into {}", dir.display());
+                    }
                 }
                 Ok(None) => {} // a native plugin: not ours to describe
                 Err(e) => {

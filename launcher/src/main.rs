@@ -10,6 +10,7 @@ mod install;
 mod logfmt;
 mod new;
 mod packed;
+mod record;
 mod sdk_files;
 mod signing;
 
@@ -50,6 +51,9 @@ fn main() {
     if let Err(error) = result {
         if error.is::<check::Failed>() {
             std::process::exit(1);
+        }
+        if let Some(Exit(code)) = error.downcast_ref::<Exit>() {
+            std::process::exit(*code);
         }
         eprintln!("lingxi-wasm-run: error: {}", one_line(&error));
         std::process::exit(1);
@@ -156,8 +160,19 @@ pub fn quiet_on_closed_pipe() {
     }
 }
 
+/// Ends the process with this status, after saying what there was to say.
+#[derive(Debug, thiserror::Error)]
+#[error("exit status {0}")]
+struct Exit(i32);
+
 fn run(cli: Cli) -> Result<()> {
-    if cli.command.is_some() {
+    // `record` and `replay` write to a plugin that may be gone: a closed
+    // pipe must be an error they handle, not a signal that ends them.
+    let proxies = matches!(
+        cli.command,
+        Some(Command::Record { .. } | Command::Replay { .. })
+    );
+    if cli.command.is_some() && !proxies {
         quiet_on_closed_pipe();
     }
     let tokio = tokio()?;
@@ -170,6 +185,35 @@ fn run(cli: Cli) -> Result<()> {
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             packed::pack(&tokio, &component, &output, grants.spec()?, key.as_ref())
+        }
+        Some(Command::Record { out, plugin }) => match record::record(&out, &plugin)? {
+            0 => Ok(()),
+            code => Err(Exit(code).into()),
+        },
+        Some(Command::Replay {
+            file,
+            mask,
+            timeout,
+            plugin,
+        }) => {
+            let timeout = std::time::Duration::try_from_secs_f64(timeout)
+                .ok()
+                .filter(|t| !t.is_zero())
+                .context("--timeout takes a positive number of seconds")?;
+            let args = record::ReplayArgs {
+                file,
+                plugin,
+                masks: mask,
+                timeout,
+            };
+            match record::replay(args) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(Exit(1).into()),
+                Err(e) => {
+                    eprintln!("lingxi-wasm-run: error: {}", one_line(&e));
+                    Err(Exit(2).into())
+                }
+            }
         }
         Some(Command::Keygen {
             output,
@@ -211,6 +255,7 @@ fn run(cli: Cli) -> Result<()> {
             force,
             keep_grants,
             signed_only,
+            record,
             trust,
             grants,
         }) => install::install(
@@ -222,6 +267,7 @@ fn run(cli: Cli) -> Result<()> {
                 grants: install::Grants::choose(keep_grants, &grants)?,
                 trust: trust.load()?,
                 signed_only,
+                record: record.as_deref(),
             },
         ),
         Some(Command::List { project, trust }) => {
@@ -238,7 +284,7 @@ fn run(cli: Cli) -> Result<()> {
             let component_path = cli.component.context("no component given")?;
             let runtime = runtime(&cli.cache)?;
             let component = tokio.block_on(runtime.load_file(&component_path))?;
-            serve(tokio, component, &cli.grants.spec()?)
+            serve(tokio, component, &cli.grants.spec()?, None)
         }
     }
 }
@@ -281,6 +327,7 @@ fn serve(
     tokio: tokio::runtime::Runtime,
     component: PluginComponent,
     spec: &PolicySpec,
+    record: Option<&std::path::Path>,
 ) -> Result<()> {
     let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
     let mut host = PluginHost::new(component, grant, limits);
@@ -300,9 +347,16 @@ fn serve(
     let mut server = Server::with_runtime(host, tokio).with_error_text(error_text);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
-    server
-        .serve(stdin, stdout)
-        .context("writing to stdout failed")?;
+    match record.and_then(|dir| record::Tee::start(dir, &id)) {
+        Some(tee) => {
+            let (input, output) = tee.wrap(stdin, stdout);
+            let served = server.serve(input, output);
+            tee.finish(if served.is_ok() { 0 } else { 1 });
+            served
+        }
+        None => server.serve(stdin, stdout),
+    }
+    .context("writing to stdout failed")?;
     Ok(())
 }
 

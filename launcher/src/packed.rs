@@ -35,7 +35,7 @@ pub fn run(packed: Packed) -> Result<()> {
             // this process is running.
             let component =
                 tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
-            crate::serve(tokio, component, &header.policy)
+            crate::serve(tokio, component, &header.policy, header.record.as_deref())
         }
         ["inspect"] => {
             let runtime = crate::runtime(&CacheArgs {
@@ -104,7 +104,7 @@ pub fn pack(
         .with_context(|| format!("cannot read component {}", component_path.display()))?;
     let name = component_path.display().to_string();
     let signing = key.map_or(Signing::None, Signing::Key);
-    let (header, bytes) = pack_bytes(tokio, &component, &name, spec, signing)?;
+    let (header, bytes) = pack_bytes(tokio, &component, &name, spec, signing, None)?;
     write_executable(output, &bytes)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
@@ -134,6 +134,7 @@ pub fn pack_bytes(
     name: &str,
     spec: PolicySpec,
     signing: Signing,
+    record: Option<std::path::PathBuf>,
 ) -> Result<(PackHeader, Vec<u8>)> {
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = resolve(&spec)?;
@@ -169,6 +170,7 @@ pub fn pack_bytes(
             )?),
             Signing::Keep(text) => Some(text),
         },
+        record,
     };
     let exe = std::env::current_exe().context("cannot locate the running executable")?;
     let launcher = pack::launcher_bytes(&exe)?;
@@ -314,6 +316,9 @@ fn print_inspection(
     );
     if let Some((packed, verdict)) = packed {
         out += &format!("signature    {verdict}\n");
+        if let Some(dir) = &packed.header.record {
+            out += &format!("records      every session into {}\n", dir.display());
+        }
         out += &format!("digest       sha256:{}\n", packed.digest);
         out += &format!(
             "component    sha256:{}\n",

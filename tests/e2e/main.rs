@@ -17,6 +17,7 @@ mod newcomer;
 mod packed;
 mod packed_trust;
 mod polyglot;
+mod record;
 mod signing;
 mod support;
 mod workspace_stats;

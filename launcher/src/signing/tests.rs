@@ -14,6 +14,7 @@ fn header(component: &[u8], signature: Option<String>) -> PackHeader {
         engine: "e".into(),
         manifest: None,
         signature,
+        record: None,
     }
 }
 

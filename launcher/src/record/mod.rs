@@ -1,0 +1,241 @@
+//! Recorded sessions: `record` (a transparent JSONL proxy around any
+//! plugin), `replay` (the requests again, the responses diffed), and the
+//! recording a packed plugin does of itself after `install --record DIR`.
+//!
+//! A recording is a transcript in the format of `tests/conformance/`: a
+//! header line, then one JSON object per line:
+//!
+//! ```text
+//! {"case": "...", "recorded": {"command": [...], "cwd": "...", "startedAt": 1764523200000, "by": "lingxi-wasm-run 0.1.0"}}
+//! {"send": "<request line>", "t": 0.41}                  ms since the start
+//! {"recv": "<response line>", "t": 1.93, "ms": 1.52}     ms since its request
+//! {"stderr": "<a line the plugin logged>", "t": 1.2}
+//! {"exit": 0, "t": 20.7}
+//! ```
+//!
+//! A line that is not UTF-8 is kept as `sendBase64` / `recvBase64`; a last
+//! line without a newline has `"partial": true`. `replay` also takes the
+//! conformance steps `expect` and `expectInner`.
+
+mod diff;
+mod proxy;
+mod replay;
+mod tee;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+pub use proxy::{plugin_command, record};
+pub use replay::{ReplayArgs, replay};
+pub use tee::Tee;
+
+/// Longest line kept in a recording; a longer one is kept cut, marked with
+/// its length, and cannot be replayed exactly.
+const MAX_RECORDED_LINE: usize = 64 * 1024 * 1024;
+/// Most bytes of a plugin's stderr kept in one recording.
+const MAX_RECORDED_STDERR: usize = 1024 * 1024;
+
+/// Which way a line went.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Dir {
+    /// A request, host to plugin.
+    Send,
+    /// A response, plugin to host.
+    Recv,
+    /// A line the plugin wrote on stderr.
+    Stderr,
+}
+
+/// Writes a recording, one flushed line per event, so that a session that
+/// is killed still leaves every line before it.
+pub struct Recorder {
+    out: Box<dyn Write + Send>,
+    start: Instant,
+    pending: HashMap<String, Instant>,
+    stderr_kept: usize,
+    failed: bool,
+}
+
+/// A recorder shared by the threads (or the reader and writer) that feed it.
+pub type Shared = Arc<Mutex<Recorder>>;
+
+impl Recorder {
+    /// Starts a recording on `out` of a session run as `command`.
+    pub fn new(mut out: Box<dyn Write + Send>, command: &[String]) -> std::io::Result<Shared> {
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let header = json!({
+            "case": format!("recorded session of {}", command.first().map(String::as_str).unwrap_or("?")),
+            "recorded": {
+                "command": command,
+                "cwd": std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+                "startedAt": started,
+                "by": concat!("lingxi-wasm-run ", env!("CARGO_PKG_VERSION")),
+            }
+        });
+        writeln!(out, "{header}")?;
+        out.flush()?;
+        Ok(Arc::new(Mutex::new(Recorder {
+            out,
+            start: Instant::now(),
+            pending: HashMap::new(),
+            stderr_kept: 0,
+            failed: false,
+        })))
+    }
+
+    /// Milliseconds since `since`, to the microsecond.
+    fn ms(since: Instant) -> f64 {
+        (since.elapsed().as_secs_f64() * 1e6).round() / 1e3
+    }
+
+    /// Records one line that went `dir`: `kept` of its `total` bytes
+    /// (without the newline).
+    fn line(&mut self, dir: Dir, kept: &[u8], total: usize, partial: bool) {
+        if self.failed {
+            return;
+        }
+        let now = Instant::now();
+        let mut event = serde_json::Map::new();
+        let key = match dir {
+            Dir::Send => "send",
+            Dir::Recv => "recv",
+            Dir::Stderr => {
+                if self.stderr_kept >= MAX_RECORDED_STDERR {
+                    return;
+                }
+                self.stderr_kept += total;
+                if self.stderr_kept >= MAX_RECORDED_STDERR {
+                    event.insert("note".into(), "further stderr is not recorded".into());
+                }
+                "stderr"
+            }
+        };
+        match std::str::from_utf8(kept) {
+            Ok(text) => event.insert(key.into(), text.into()),
+            Err(_) if dir == Dir::Stderr => {
+                event.insert(key.into(), String::from_utf8_lossy(kept).into())
+            }
+            Err(_) => event.insert(
+                format!("{key}Base64"),
+                base64::engine::general_purpose::STANDARD
+                    .encode(kept)
+                    .into(),
+            ),
+        };
+        if kept.len() < total {
+            event.insert("truncated".into(), total.into());
+        }
+        if partial {
+            event.insert("partial".into(), true.into());
+        }
+        event.insert("t".into(), Self::ms(self.start).into());
+        match (dir, request_id(kept)) {
+            (Dir::Send, Some(id)) => {
+                self.pending.insert(id, now);
+            }
+            (Dir::Recv, Some(id)) => {
+                if let Some(sent) = self.pending.remove(&id) {
+                    event.insert("ms".into(), Self::ms(sent).into());
+                }
+            }
+            _ => {}
+        }
+        self.write(Value::Object(event));
+    }
+
+    /// Records how the plugin ended.
+    pub fn exit(&mut self, code: Option<i32>) {
+        let t = Self::ms(self.start);
+        self.write(json!({"exit": code, "t": t}));
+    }
+
+    fn write(&mut self, event: Value) {
+        let ok = writeln!(self.out, "{event}").and_then(|()| self.out.flush());
+        if let Err(e) = ok {
+            // The session goes on; only its recording stops.
+            tracing::warn!("recording stopped: cannot write it ({e})");
+            self.failed = true;
+        }
+    }
+}
+
+/// The `id` of a JSON line, as JSON text, if it has one.
+fn request_id(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: Option<Value>,
+    }
+    serde_json::from_slice::<Id>(line)
+        .ok()?
+        .id
+        .map(|id| id.to_string())
+}
+
+/// Cuts a byte stream into lines for a recorder; a line's bytes beyond
+/// [`MAX_RECORDED_LINE`] are counted, not kept.
+pub struct Lines {
+    dir: Dir,
+    buf: Vec<u8>,
+    total: usize,
+}
+
+impl Lines {
+    /// Lines going `dir`.
+    pub fn new(dir: Dir) -> Lines {
+        Lines {
+            dir,
+            buf: Vec::new(),
+            total: 0,
+        }
+    }
+
+    /// Feeds bytes; every completed line goes to `recorder`.
+    pub fn feed(&mut self, recorder: &Shared, mut bytes: &[u8]) {
+        while let Some(i) = bytes.iter().position(|b| *b == b'\n') {
+            self.take(&bytes[..i]);
+            self.emit(recorder, false);
+            bytes = &bytes[i + 1..];
+        }
+        self.take(bytes);
+    }
+
+    /// The end of the stream: an unterminated last line is recorded.
+    pub fn finish(&mut self, recorder: &Shared) {
+        if self.total > 0 {
+            self.emit(recorder, true);
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        let room = MAX_RECORDED_LINE.saturating_sub(self.buf.len());
+        self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.total += bytes.len();
+    }
+
+    fn emit(&mut self, recorder: &Shared, partial: bool) {
+        if let Ok(mut r) = recorder.lock() {
+            r.line(self.dir, &self.buf, self.total, partial);
+        }
+        self.buf.clear();
+        self.total = 0;
+    }
+}
+
+/// Opens `path` for a new recording (never over an existing file), readable
+/// by its owner only: requests may hold secrets.
+pub fn create(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}

@@ -1,0 +1,337 @@
+//! `replay FILE -- PLUGIN…`: sends a recording's requests to a plugin, in
+//! the recorded order, and diffs each response against the recorded one.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use base64::Engine as _;
+use serde_json::Value;
+
+use super::diff::{self, Mask};
+
+/// Longest response line read.
+const MAX_RESPONSE: u64 = 256 * 1024 * 1024;
+
+/// What `replay` is asked to do.
+pub struct ReplayArgs {
+    /// The recording (or conformance transcript).
+    pub file: PathBuf,
+    /// The plugin command; empty: the one the recording names.
+    pub plugin: Vec<String>,
+    /// Mask rules from flags (the recording's own `mask` list applies too).
+    pub masks: Vec<String>,
+    /// How long to wait for each response.
+    pub timeout: Duration,
+}
+
+/// One step of a transcript.
+enum Step {
+    Send {
+        line: Vec<u8>,
+        partial: bool,
+    },
+    /// A recorded response (exact match), with its recorded latency.
+    Recv {
+        line: String,
+        ms: Option<f64>,
+    },
+    /// A conformance expectation (structural match), on the raw or the
+    /// base64-decoded response.
+    Expect {
+        value: Value,
+        decode: bool,
+    },
+}
+
+/// Replays and prints the differences; `Ok(false)` when a response differed.
+pub fn replay(args: ReplayArgs) -> Result<bool> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let (header, steps) = parse(&text, &args.file)?;
+    let mut masks = Vec::new();
+    let header_masks = header["mask"].as_array().into_iter().flatten();
+    for rule in header_masks
+        .filter_map(Value::as_str)
+        .chain(args.masks.iter().map(String::as_str))
+    {
+        masks.push(Mask::parse(rule).map_err(|e| anyhow::anyhow!("--mask {rule:?}: {e}"))?);
+    }
+    let plugin = if args.plugin.is_empty() {
+        header["recorded"]["command"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .filter(|c: &Vec<String>| !c.is_empty())
+            .context("the recording names no command: give the plugin after `--`")?
+    } else {
+        args.plugin
+    };
+    let mut child = super::plugin_command(&plugin)?
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", plugin.join(" ")))?;
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        bail!("cannot connect to {}", plugin.join(" "));
+    };
+    let responses = read_lines(stdout);
+    println!(
+        "replaying {} against {}",
+        args.file.display(),
+        plugin.join(" ")
+    );
+
+    let mut sent: HashMap<String, (Instant, String)> = HashMap::new();
+    let (mut requests, mut compared, mut differing) = (0, 0, 0);
+    let mut latencies: (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    let mut stopped = None;
+    for (n, step) in steps {
+        match step {
+            Step::Send { line, partial } => {
+                requests += 1;
+                if let Some(id) = super::request_id(&line) {
+                    let method = serde_json::from_slice::<Value>(&line)
+                        .ok()
+                        .and_then(|v| v["method"].as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    sent.insert(id, (Instant::now(), method));
+                }
+                let written = stdin
+                    .write_all(&line)
+                    .and_then(|()| {
+                        if partial {
+                            Ok(())
+                        } else {
+                            stdin.write_all(b"\n")
+                        }
+                    })
+                    .and_then(|()| stdin.flush());
+                if written.is_err() {
+                    stopped = Some(format!("line {n}: the plugin stopped reading requests"));
+                    break;
+                }
+            }
+            Step::Recv { .. } | Step::Expect { .. } => {
+                let got = match responses.recv_timeout(args.timeout) {
+                    Ok(Ok(line)) => line,
+                    Ok(Err(e)) => {
+                        stopped = Some(format!("line {n}: cannot read the response ({e})"));
+                        break;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        stopped = Some(format!(
+                            "line {n}: no response within {:?} (raise it with --timeout SECONDS)",
+                            args.timeout
+                        ));
+                        break;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        stopped = Some(format!("line {n}: the plugin exited before answering"));
+                        break;
+                    }
+                };
+                compared += 1;
+                let mut now = diff::normalize(&got);
+                let context = now
+                    .get("id")
+                    .map(|id| id.to_string())
+                    .and_then(|id| sent.remove(&id).map(|(at, method)| (id, at, method)));
+                let problems = match &step {
+                    Step::Recv { line, ms } => {
+                        if let (Some(ms), Some((_, at, _))) = (ms, &context) {
+                            latencies.0.push(*ms);
+                            latencies.1.push(at.elapsed().as_secs_f64() * 1e3);
+                        }
+                        let mut recorded = diff::normalize(line);
+                        diff::apply(&masks, &mut recorded);
+                        diff::apply(&masks, &mut now);
+                        diff::diff(&recorded, &now)
+                    }
+                    Step::Expect { value, decode } => {
+                        let mut raw =
+                            serde_json::from_str::<Value>(&got).unwrap_or(Value::from(got.clone()));
+                        if *decode {
+                            diff::decode_result(&mut raw);
+                        }
+                        diff::unmet(value, &raw)
+                    }
+                    Step::Send { .. } => Vec::new(),
+                };
+                if !problems.is_empty() {
+                    differing += 1;
+                    let about = match &context {
+                        Some((id, _, method)) if !method.is_empty() => {
+                            format!("response to {id} ({method})")
+                        }
+                        Some((id, _, _)) => format!("response to {id}"),
+                        None => "response".to_owned(),
+                    };
+                    println!("line {n}, {about}: differs");
+                    for line in problems {
+                        println!("  {line}");
+                    }
+                }
+            }
+        }
+    }
+    // Nothing more may come: every response the plugin sends from here on
+    // was not in the recording.
+    drop(stdin);
+    if stopped.is_none() {
+        while let Ok(Ok(extra)) = responses.recv_timeout(args.timeout) {
+            differing += 1;
+            println!("after the last line: a response that is not in the recording");
+            println!("  {}", extra.chars().take(200).collect::<String>());
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    println!(
+        "{requests} requests sent, {compared} responses compared: {}",
+        match differing {
+            0 => "all match".to_owned(),
+            1 => "1 differs".to_owned(),
+            n => format!("{n} differ"),
+        }
+    );
+    if !latencies.0.is_empty() {
+        println!(
+            "median latency: recorded {:.3} ms, now {:.3} ms",
+            median(&mut latencies.0),
+            median(&mut latencies.1)
+        );
+    }
+    if let Some(reason) = &stopped {
+        println!("stopped early: {reason}");
+    }
+    Ok(differing == 0 && stopped.is_none())
+}
+
+/// The header and the steps of a transcript; `stderr`, `exit` and timing
+/// fields are not compared.
+/// Each step comes with its line number in the file.
+fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines
+        .next()
+        .with_context(|| format!("{} is empty", file.display()))?;
+    let header: Value = serde_json::from_str(first)
+        .with_context(|| format!("{}:1: the header is not JSON", file.display()))?;
+    let mut steps = Vec::new();
+    for (i, line) in lines {
+        let at = || format!("{}:{}", file.display(), i + 1);
+        let step: Value =
+            serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
+        let b64 = |v: &Value| {
+            v.as_str()
+                .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+        };
+        let partial = step["partial"] == true;
+        if step.get("truncated").is_some() {
+            bail!(
+                "{}: this line was too long to record whole; it cannot be replayed",
+                at()
+            );
+        }
+        if let Some(line) = step["send"].as_str() {
+            steps.push((
+                i + 1,
+                Step::Send {
+                    line: line.as_bytes().to_vec(),
+                    partial,
+                },
+            ));
+        } else if let Some(line) = b64(&step["sendBase64"]) {
+            steps.push((i + 1, Step::Send { line, partial }));
+        } else if let Some(line) = step["recv"].as_str() {
+            steps.push((
+                i + 1,
+                Step::Recv {
+                    line: line.to_owned(),
+                    ms: step["ms"].as_f64(),
+                },
+            ));
+        } else if let Some(line) = b64(&step["recvBase64"]) {
+            let line = String::from_utf8_lossy(&line).into_owned();
+            steps.push((
+                i + 1,
+                Step::Recv {
+                    line,
+                    ms: step["ms"].as_f64(),
+                },
+            ));
+        } else if let Some(value) = step.get("expect") {
+            steps.push((
+                i + 1,
+                Step::Expect {
+                    value: value.clone(),
+                    decode: false,
+                },
+            ));
+        } else if let Some(value) = step.get("expectInner") {
+            steps.push((
+                i + 1,
+                Step::Expect {
+                    value: value.clone(),
+                    decode: true,
+                },
+            ));
+        } else if step.get("stderr").is_none() && step.get("exit").is_none() {
+            bail!(
+                "{}: not a step of a recording (send, recv, expect, expectInner, stderr, exit)",
+                at()
+            );
+        }
+    }
+    Ok((header, steps))
+}
+
+/// The plugin's stdout, line by line, on a channel (so waits can time out).
+fn read_lines(stdout: impl Read + Send + 'static) -> mpsc::Receiver<std::io::Result<String>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            match (&mut reader)
+                .take(MAX_RESPONSE)
+                .read_until(b'\n', &mut line)
+            {
+                Ok(0) => break,
+                Ok(_) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    if tx
+                        .send(Ok(String::from_utf8_lossy(&line).into_owned()))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}

@@ -1,0 +1,274 @@
+//! `record` and `replay` on real sessions: the probe as a component, packed,
+//! and native; a packed plugin installed with `--record`; the conformance
+//! transcripts through `replay`; and what a difference looks like.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::packed::{lingxi_spawn, pack as pack_plugin};
+use crate::support::{Session, guest, launcher, native, tool, workspace_root};
+
+/// The spec §7 Core-dialect requests (every `send` of the transcript).
+fn spec7_requests() -> String {
+    let file = workspace_root().join("tests/conformance/spec7-core-dialect.jsonl");
+    let text = std::fs::read_to_string(file).unwrap();
+    let sends: Vec<String> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|s| s["send"].as_str().map(str::to_owned))
+        .collect();
+    sends.join("\n") + "\n"
+}
+
+/// Runs `command` with `input` on stdin.
+fn run(mut command: Command, input: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn record(out: &Path, plugin: &[&Path], input: &str) -> Output {
+    let mut command = launcher();
+    command
+        .arg("record")
+        .arg("--out")
+        .arg(out)
+        .arg("--")
+        .args(plugin);
+    run(command, input)
+}
+
+fn replay(file: &Path, extra: &[&str], plugin: &[&Path]) -> (i32, String) {
+    let out = launcher()
+        .arg("replay")
+        .arg(file)
+        .args(extra)
+        .arg("--")
+        .args(plugin)
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn events(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn record_is_transparent_and_replays_against_every_build_of_the_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let component = guest("probe");
+    let packed = pack_plugin(dir.path(), "probe", &[]);
+    let native = native("probe");
+    let input = spec7_requests();
+    // What the probe answers without a proxy in between.
+    let mut direct = launcher();
+    direct.arg(&component);
+    let direct = run(direct, &input);
+    assert!(direct.status.success());
+
+    let builds: [(&str, PathBuf); 3] = [
+        ("component", component.clone()),
+        ("packed", packed.clone()),
+        ("native", native.clone()),
+    ];
+    for (name, plugin) in &builds {
+        let file = dir.path().join(format!("{name}.jsonl"));
+        let out = record(&file, &[plugin], &input);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            out.stdout, direct.stdout,
+            "{name}: record changed the bytes"
+        );
+        let events = events(&file);
+        assert_eq!(
+            events[0]["recorded"]["command"][0],
+            plugin.to_str().unwrap()
+        );
+        let sends = events.iter().filter(|e| e.get("send").is_some()).count();
+        let recvs: Vec<&Value> = events.iter().filter(|e| e.get("recv").is_some()).collect();
+        assert_eq!((sends, recvs.len()), (input.lines().count(), 11), "{name}");
+        assert!(
+            recvs
+                .iter()
+                .all(|e| e["ms"].as_f64().is_some_and(|ms| ms >= 0.0))
+        );
+        assert_eq!(events.last().unwrap()["exit"], 0);
+
+        // Each recording replays against each build: the same answers.
+        for (other, plugin) in &builds {
+            let (code, report) = replay(&file, &[], &[plugin]);
+            assert_eq!(code, 0, "{name} recording against {other}:\n{report}");
+            assert!(
+                report.contains("11 responses compared: all match"),
+                "{report}"
+            );
+        }
+    }
+    // Without a command, the recorded one runs again.
+    let (code, report) = replay(&dir.path().join("native.jsonl"), &[], &[]);
+    assert_eq!(code, 0, "{report}");
+}
+
+#[test]
+fn replay_shows_a_readable_diff_and_masks_what_is_volatile() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("probe.jsonl");
+    assert!(
+        record(&file, &[&guest("probe")], &spec7_requests())
+            .status
+            .success()
+    );
+    // Another build answers differently: edit the recorded echo.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("ImVjaG86aGki")); // base64 of "echo:hi"
+    let changed = dir.path().join("changed.jsonl");
+    std::fs::write(&changed, text.replace("ImVjaG86aGki", "ImVjaG86aG8i")).unwrap();
+    let (code, report) = replay(&changed, &[], &[&guest("probe")]);
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report.contains("response to \"C\" (tool.execute): differs")
+            && report.contains("/result: recorded \"echo:ho\", now \"echo:hi\"")
+            && report.contains("1 differs"),
+        "{report}"
+    );
+    let (code, report) = replay(&changed, &["--mask", "/result"], &[&guest("probe")]);
+    assert_eq!(code, 0, "{report}");
+
+    // A plugin that never answers: the replay stops at the timeout.
+    let (code, report) = replay(
+        &file,
+        &["--timeout", "1"],
+        &[Path::new("/bin/cat"), Path::new("/dev/null")],
+    );
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains("stopped early"), "{report}");
+    // A plugin that is not there: exit 2.
+    let (code, _) = replay(&file, &[], &[&dir.path().join("nothing")]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn the_conformance_transcripts_replay_through_replay() {
+    let dir = workspace_root().join("tests/conformance");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5);
+    for file in files {
+        let header: Value = serde_json::from_str(
+            std::fs::read_to_string(&file)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        let plugin = guest(header["plugin"].as_str().unwrap());
+        let (code, report) = replay(&file, &[], &[&plugin]);
+        assert_eq!(code, 0, "{}:\n{report}", file.display());
+    }
+}
+
+#[test]
+fn record_passes_the_exit_status_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("exit.jsonl");
+    let out = record(
+        &file,
+        &[
+            Path::new("/bin/sh"),
+            Path::new("-c"),
+            Path::new("echo out; echo err >&2; exit 3"),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"out\n");
+    assert_eq!(out.stderr, b"err\n");
+    let events = events(&file);
+    assert_eq!(events[1]["recv"], "out");
+    assert_eq!(events[2]["stderr"], "err");
+    assert_eq!(events.last().unwrap()["exit"], 3);
+    // An existing recording is never overwritten.
+    let out = record(&file, &[Path::new("/bin/true")], "");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never overwritten"));
+}
+
+#[test]
+fn an_installed_plugin_records_the_sessions_lingxi_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let sessions = home.path().join("sessions");
+    let out = launcher()
+        .args(["install", guest("probe").to_str().unwrap(), "--project"])
+        .arg(project.path())
+        .arg("--record")
+        .arg(&sessions)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("records        every session into"),
+        "{stdout}"
+    );
+
+    let installed = project.path().join(".lingxi/plugins/com.lingxi.test-probe");
+    let mut session = Session::spawn(lingxi_spawn(&installed, home.path()));
+    let r = session.call("1", "tool.execute", tool("probe.echo", "hi"));
+    assert_eq!(r["result"], "echo:hi");
+    session.finish();
+
+    let recordings: Vec<PathBuf> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(recordings.len(), 1, "{recordings:?}");
+    let name = recordings[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("com.lingxi.test-probe-"), "{name}");
+    let events = events(&recordings[0]);
+    assert_eq!(events.iter().filter(|e| e.get("recv").is_some()).count(), 1);
+    // The session replays against the component it was installed from.
+    let (code, report) = replay(&recordings[0], &[], &[&guest("probe")]);
+    assert_eq!(code, 0, "{report}");
+}
