@@ -12,7 +12,6 @@
 //! else (on Unix). Otherwise the cache is not used at all (components are
 //! compiled in memory) and the launcher says once why.
 
-use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -111,8 +110,10 @@ impl CompileCache {
     pub(crate) fn path_for(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
         let digest = Sha256::digest(bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        self.dir
-            .join(format!("{hex}-{}.cwasm", engine_hash(engine)))
+        self.dir.join(format!(
+            "{hex}-{}.cwasm",
+            crate::compiler::engine_hash(engine)
+        ))
     }
 
     /// Loads the precompiled component for `bytes`, or compiles it and stores
@@ -123,7 +124,7 @@ impl CompileCache {
         bytes: &[u8],
     ) -> wasmtime::Result<Component> {
         if !self.usable() {
-            return Component::new(engine, bytes);
+            return crate::compiler::compile(engine, bytes);
         }
         let path = self.path_for(engine, bytes);
         if own_file(&path) {
@@ -143,7 +144,7 @@ impl CompileCache {
                 ),
             }
         }
-        let component = Component::new(engine, bytes)?;
+        let component = crate::compiler::compile(engine, bytes)?;
         match component.serialize() {
             Ok(compiled) => {
                 if let Err(e) = self.store(&path, &compiled) {
@@ -183,31 +184,6 @@ fn own_file(path: &Path) -> bool {
         }
     }
     meta.is_file()
-}
-
-/// The engine's compatibility hash as 16 hex digits: precompiled code made
-/// by an engine with another hash cannot be loaded by this one. It is the
-/// SHA-256 of wasmtime's own compatibility data (as its `Hash` feeds it),
-/// so it does not change with the Rust release the launcher was built by.
-pub(crate) fn engine_hash(engine: &Engine) -> String {
-    let mut hasher = Sha256Hasher(Sha256::new());
-    engine.precompile_compatibility_hash().hash(&mut hasher);
-    let digest = hasher.0.finalize();
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Feeds what a `Hash` implementation writes into SHA-256.
-struct Sha256Hasher(Sha256);
-
-impl Hasher for Sha256Hasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
-
-    /// Not used: the digest is read from the inner state.
-    fn finish(&self) -> u64 {
-        0
-    }
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

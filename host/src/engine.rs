@@ -12,7 +12,8 @@ use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::bindings::LingxiPluginPre;
 use crate::bindings::lingxi::plugin::types as wit;
-use crate::cache::{CompileCache, engine_hash};
+use crate::cache::CompileCache;
+use crate::compiler::{self, engine_hash};
 use crate::config::RuntimeConfig;
 use crate::error::LoadError;
 use crate::limits::{Deadline, EPOCH_TICK, Expired, Limits, MemoryCap, OutputBudget};
@@ -114,7 +115,7 @@ impl Runtime {
         }
         let compiled = match &self.cache {
             Some(cache) => cache.load_or_compile(&self.engine, bytes),
-            None => Component::new(&self.engine, bytes),
+            None => compiler::compile(&self.engine, bytes),
         };
         compiled.map_err(|e| LoadError::Compile {
             name: name.to_owned(),
@@ -124,12 +125,10 @@ impl Runtime {
 
     /// Precompiles a component for this engine (the bytes `pack` embeds).
     pub fn precompile(&self, bytes: &[u8], name: &str) -> Result<Vec<u8>, LoadError> {
-        self.engine
-            .precompile_component(bytes)
-            .map_err(|e| LoadError::Compile {
-                name: name.to_owned(),
-                reason: format!("{e:#}"),
-            })
+        compiler::precompile(&self.engine, bytes).map_err(|e| LoadError::Compile {
+            name: name.to_owned(),
+            reason: format!("{e:#}"),
+        })
     }
 
     /// Compiles component bytes once for `pack`: the precompiled code it
@@ -194,7 +193,9 @@ impl Runtime {
         name: &str,
     ) -> Result<PluginComponent, LoadError> {
         let mut component = None;
-        if packed.header.engine == engine_hash(&self.engine) && !packed.precompiled().is_empty() {
+        if compiler::may_load(&self.engine, &packed.header.engine)
+            && !packed.precompiled().is_empty()
+        {
             if let Some((c, map)) = self.map_precompiled(packed, name) {
                 component = Some((c, Some(map)));
             } else {
@@ -212,7 +213,12 @@ impl Runtime {
         }
         let (component, code) = match component {
             Some(found) => found,
-            None => (self.compile(packed.component(), name)?, None),
+            None => {
+                // A start checks only the code it maps; the component is
+                // checked before it is compiled instead.
+                packed.verify_component()?;
+                (self.compile(packed.component(), name)?, None)
+            }
         };
         let known = packed.header.manifest.clone();
         let known = known.and_then(crate::convert::manifest_from_dto);

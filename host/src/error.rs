@@ -10,6 +10,9 @@ pub enum LoadError {
     /// The engine could not be configured.
     #[error("cannot create the WebAssembly engine: {0}")]
     Engine(String),
+    /// A packed plugin's payload is damaged.
+    #[error(transparent)]
+    Packed(#[from] crate::pack::PackError),
     /// The file could not be read.
     #[error("cannot read component {}: {source}", path.display())]
     Read {

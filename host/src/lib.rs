@@ -75,6 +75,7 @@ pub use lingxi_protocol as protocol;
 pub mod cache;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod code;
+mod compiler;
 mod config;
 pub mod contract;
 pub mod convert;

@@ -118,7 +118,8 @@ pub fn call(
     for line in host.policy().report(host.grant()) {
         tracing::warn!("[{}] {line}", host.manifest().id);
     }
-    let mut server = Server::with_runtime(host, tokio).with_error_text(crate::error_text);
+    let mut server =
+        Server::with_runtime(host, tokio).with_error_text(lingxi_wasm_launcher::serve::error_text);
     let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": snapshot(&root)});
     let initialize = json!({"id": "init", "method": "plugin.initialize",
                             "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}});

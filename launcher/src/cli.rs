@@ -64,6 +64,11 @@ pub enum Command {
         /// `install` checks the signature against the keys a user trusts.
         #[arg(long, value_name = "KEY")]
         sign: Option<PathBuf>,
+        /// The executable to build on: `lingxi-wasm-rt` (runtime-only,
+        /// smaller, starts faster) or a `lingxi-wasm-run` of this version
+        /// [default: lingxi-wasm-rt beside this launcher, else this launcher].
+        #[arg(long, value_name = "FILE")]
+        base: Option<PathBuf>,
         #[command(flatten)]
         grants: Box<GrantArgs>,
     },

@@ -122,7 +122,12 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     let signing = check_signature(input, &trust, signed_only)?;
     let record = record.map(record_dir).transpose()?;
     let name = input.display().to_string();
-    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, signing, record)?;
+    let options = packed::PackOptions {
+        signing,
+        record,
+        base: None,
+    };
+    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, options)?;
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
         bail!(

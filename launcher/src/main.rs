@@ -3,24 +3,23 @@
 //! it like any native plugin. It also packs a component into one native
 //! executable (`pack`) that runs with no arguments.
 
+mod base;
 mod call;
 mod check;
 mod cli;
 mod install;
-mod logfmt;
 mod new;
 mod packed;
-mod record;
 mod sdk_files;
 mod signing;
-
-use std::io::{self, BufWriter, IsTerminal};
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use lingxi_wasm_host::pack;
-use lingxi_wasm_host::{
-    CallError, CompileCache, PluginComponent, PluginHost, PolicySpec, Runtime, Server,
+use lingxi_wasm_host::{CompileCache, Runtime};
+use lingxi_wasm_launcher::record;
+use lingxi_wasm_launcher::serve::{
+    init_logging, one_line, quiet_on_closed_pipe, serve, silence_stdout, tokio,
 };
 
 use crate::cli::{CacheArgs, Cli, Command};
@@ -60,80 +59,6 @@ fn main() {
     }
 }
 
-/// Points stdout at /dev/null once everything meant for it was written:
-/// tracing-appender's guard `println!`s when its worker does not take the
-/// shutdown signal in time (stderr pipe full at exit), which would put a
-/// line that is not a response on a LingXi host's protocol channel.
-fn silence_stdout() {
-    use std::io::Write;
-    let _ = io::stdout().flush();
-    #[cfg(unix)]
-    // SAFETY: plain file-descriptor calls; fd 1 is replaced atomically by
-    // dup2 and nothing of ours writes to stdout after this point.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if null >= 0 {
-            libc::dup2(null, libc::STDOUT_FILENO);
-            libc::close(null);
-        }
-    }
-}
-
-/// The error and its causes, each said once: a message that already
-/// includes its cause (e.g. "cannot read x: No such file…") is not followed
-/// by the cause again.
-fn one_line(error: &anyhow::Error) -> String {
-    let mut text = error.to_string();
-    for cause in error.chain().skip(1) {
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-    }
-    text
-}
-
-/// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
-/// directive such as `debug` or `lingxi_wasm=trace`). Lines are written by a
-/// thread of their own: the thread that runs plugin calls and their
-/// deadlines never blocks on a stderr pipe nobody reads. If that pipe stays
-/// full, lines are dropped rather than waited for. The returned guard writes
-/// out what is queued when dropped.
-fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
-    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        // Queued lines are allocated up front: keep the start cheap.
-        .buffered_lines_limit(1024)
-        .thread_name("lingxi-wasm-log")
-        .finish(io::stderr());
-    let ansi = io::stderr().is_terminal();
-    let default = tracing_subscriber::fmt::format()
-        .with_target(false)
-        .with_ansi(ansi)
-        .without_time();
-    let fmt = tracing_subscriber::fmt()
-        .with_writer(stderr)
-        .with_ansi(ansi)
-        .event_format(logfmt::LineFormat { default });
-    match std::env::var("LINGXI_WASM_LOG") {
-        Ok(directives) => {
-            let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
-                eprintln!(
-                    "lingxi-wasm-run: LINGXI_WASM_LOG={directives:?} is not a log filter ({e}); \
-                     logging at info. Use a level such as `debug`, or `lingxi_wasm=trace`."
-                );
-                tracing_subscriber::EnvFilter::new("info")
-            });
-            fmt.with_env_filter(filter).init()
-        }
-        // The common case (and every start by LingXi): a plain level filter
-        // is cheaper to build than an `EnvFilter`.
-        Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),
-    }
-    guard
-}
-
 /// Whether this executable is named as the launcher (not as a plugin a
 /// LingXi host starts, which is always named after the plugin id).
 fn is_the_launcher() -> bool {
@@ -141,23 +66,6 @@ fn is_the_launcher() -> bool {
         .ok()
         .and_then(|exe| exe.file_stem().map(|s| s == "lingxi-wasm-run"))
         .unwrap_or(false)
-}
-
-/// The single-threaded runtime every plugin call of this process runs on.
-fn tokio() -> Result<tokio::runtime::Runtime> {
-    lingxi_wasm_host::call_runtime().context("cannot start the async runtime")
-}
-
-/// For commands that print and exit: a closed pipe (`… | head`) ends the
-/// process quietly, as for any Unix tool, instead of a panic in `println!`.
-/// Not for serving, where a closed stdout is reported as an error.
-pub fn quiet_on_closed_pipe() {
-    #[cfg(unix)]
-    // SAFETY: restores the default action of one signal before any other
-    // thread of ours could be relying on it being ignored.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
 }
 
 /// Ends the process with this status, after saying what there was to say.
@@ -181,10 +89,19 @@ fn run(cli: Cli) -> Result<()> {
             component,
             output,
             sign,
+            base,
             grants,
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
-            packed::pack(&tokio, &component, &output, grants.spec()?, key.as_ref())
+            let spec = grants.spec()?;
+            packed::pack(
+                &tokio,
+                &component,
+                &output,
+                spec,
+                key.as_ref(),
+                base.as_deref(),
+            )
         }
         Some(Command::Record { out, plugin }) => match record::record(&out, &plugin)? {
             0 => Ok(()),
@@ -299,105 +216,4 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime> {
         (false, None) => CompileCache::default_dir().map(CompileCache::new),
     };
     Ok(Runtime::new()?.with_cache(cache))
-}
-
-/// A failed call as the launcher words it: the library's text, with the
-/// flag that raises the limit it names.
-pub fn error_text(error: &CallError) -> String {
-    let (phrase, flag) = match error {
-        CallError::Timeout { .. } => ("raise the call timeout", "--timeout SECONDS"),
-        CallError::Memory { .. } => ("raise the memory limit", "--max-memory MIB"),
-        CallError::StorageQuota { .. } => ("raise the storage quota", "--storage-quota MIB"),
-        CallError::Disabled { .. } => {
-            let text = error.to_string();
-            return text.replace(
-                "(a new session, or a restart)",
-                "by restarting the launcher",
-            );
-        }
-        _ => return error.to_string(),
-    };
-    error
-        .to_string()
-        .replacen(phrase, &format!("{phrase} with {flag}"), 1)
-}
-
-/// Serves the JSONL protocol on stdin/stdout until EOF.
-fn serve(
-    tokio: tokio::runtime::Runtime,
-    component: PluginComponent,
-    spec: &PolicySpec,
-    record: Option<&std::path::Path>,
-) -> Result<()> {
-    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
-    let mut host = PluginHost::new(component, grant, limits);
-    host.set_validation(!spec.no_validate);
-    let id = host.manifest().id.clone();
-    for line in host.policy().report(host.grant()) {
-        tracing::warn!("[{id}] {line}");
-    }
-    let effective: Vec<_> = host
-        .policy()
-        .effective()
-        .iter()
-        .map(|c| c.wire_name())
-        .collect();
-    tracing::debug!("[{id}] effective capabilities: {effective:?}");
-
-    let mut server = Server::with_runtime(host, tokio).with_error_text(error_text);
-    let stdin = io::stdin().lock();
-    let stdout = BufWriter::new(io::stdout().lock());
-    match record.and_then(|dir| record::Tee::start(dir, &id)) {
-        Some(tee) => {
-            let (input, output) = tee.wrap(stdin, stdout);
-            let served = server.serve(input, output);
-            tee.finish(if served.is_ok() { 0 } else { 1 });
-            served
-        }
-        None => server.serve(stdin, stdout),
-    }
-    .context("writing to stdout failed")?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use lingxi_wasm_host::CallError;
-
-    #[test]
-    fn failed_calls_name_the_flag_that_raises_their_limit() {
-        let timeout = CallError::Timeout {
-            call: "tool.execute 'spin'".into(),
-            limit: Duration::from_secs(1),
-        };
-        let text = super::error_text(&timeout);
-        assert!(
-            text.contains("raise the call timeout with --timeout SECONDS"),
-            "{text}"
-        );
-        let memory = CallError::Memory {
-            call: "x".into(),
-            limit_bytes: 1 << 20,
-        };
-        let text = super::error_text(&memory);
-        assert!(
-            text.contains("raise the memory limit with --max-memory MIB"),
-            "{text}"
-        );
-        let disabled = CallError::Disabled {
-            plugin: "p".into(),
-            traps: 5,
-            window_secs: 60,
-            last: "boom".into(),
-        };
-        let text = super::error_text(&disabled);
-        assert!(
-            text.contains("then start it again by restarting the launcher"),
-            "{text}"
-        );
-        let plugin = CallError::Plugin("its own words".into());
-        assert_eq!(super::error_text(&plugin), "its own words");
-    }
 }

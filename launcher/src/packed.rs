@@ -11,81 +11,31 @@ use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, printable};
 
 use crate::cli::CacheArgs;
 
-/// Runs as a packed plugin. With no arguments (how LingXi spawns plugins)
-/// it serves the protocol; `inspect`, `--help` and `--version` still work.
+/// Runs as a packed plugin (see `serve::run_packed`); `inspect` prints
+/// what it declares and is granted, its signature and digests.
 pub fn run(packed: Packed) -> Result<()> {
-    // Arguments are read as given (a non-UTF-8 one is an error, not a panic).
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let args: Vec<&str> = args
-        .iter()
-        .map(|a| {
-            a.to_str()
-                .with_context(|| format!("argument {a:?} is not valid UTF-8; a packed plugin takes no arguments, or `inspect`, `--help`, `--version`"))
-        })
-        .collect::<Result<_>>()?;
-    let header = &packed.header;
-    if !args.is_empty() {
-        crate::quiet_on_closed_pipe();
-    }
-    let tokio = crate::tokio()?;
-    match args.as_slice() {
-        [] => {
-            let runtime = Runtime::new()?;
-            // SAFETY: `packed` comes from `pack::read_self`: the executable
-            // this process is running.
-            let component =
-                tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
-            crate::serve(tokio, component, &header.policy, header.record.as_deref())
-        }
-        ["inspect"] => {
-            let runtime = crate::runtime(&CacheArgs {
-                cache_dir: None,
-                no_cache: true,
-            })?;
-            // SAFETY: as above, this executable's own payload.
-            let component =
-                tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
-            let (grant, limits) = resolve(&header.policy)?;
-            // The keys of the user's trusted-keys file (a packed file takes
-            // no flags).
-            let trust = crate::signing::Trust::load(None, &[])?;
-            let verdict = crate::signing::verify(&trust, header, packed.component());
-            print_inspection(
-                &tokio,
-                PluginHost::new(component, grant, limits),
-                Some((&packed, verdict)),
-            )
-        }
-        ["--version" | "-V"] => {
-            println!(
-                "lingxi-wasm-run {} (packed plugin {} {})",
-                env!("CARGO_PKG_VERSION"),
-                printable(&header.plugin_id),
-                printable(&header.plugin_version)
-            );
-            Ok(())
-        }
-        ["--help" | "-h"] => {
-            println!(
-                "{id} {version}: a LingXi plugin packed by lingxi-wasm-run.\n\n\
-                 Run with no arguments it speaks the LingXi JSON-Lines protocol on stdin/stdout,\n\
-                 sandboxed with the grants it was packed with; a LingXi host starts it that way.\n\n\
-                 Usage: {exe} [inspect | --help | --version]\n\n  \
-                 inspect    print the manifest, tools, commands, hooks and grants\n  \
-                 --version  print versions",
-                id = printable(&header.plugin_id),
-                version = printable(&header.plugin_version),
-                exe = std::env::args_os()
-                    .next()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            );
-            Ok(())
-        }
-        other => bail!(
-            "a packed plugin takes no arguments (got {other:?}); try `inspect`, `--help` or `--version`"
-        ),
-    }
+    lingxi_wasm_launcher::serve::run_packed(packed, "lingxi-wasm-run", |tokio, packed| {
+        let header = &packed.header;
+        let runtime = crate::runtime(&CacheArgs {
+            cache_dir: None,
+            no_cache: true,
+        })?;
+        // SAFETY: `packed` comes from `pack::read_self`: the executable
+        // this process is running.
+        let component =
+            tokio.block_on(unsafe { runtime.load_own_packed(packed, &header.plugin_id) })?;
+        let (grant, limits) = resolve(&header.policy)?;
+        // The keys of the user's trusted-keys file (a packed file takes
+        // no flags).
+        let trust = crate::signing::Trust::load(None, &[])?;
+        packed.verify_component()?;
+        let verdict = crate::signing::verify(&trust, header, packed.component());
+        print_inspection(
+            tokio,
+            PluginHost::new(component, grant, limits),
+            Some((packed, verdict)),
+        )
+    })
 }
 
 fn resolve(spec: &PolicySpec) -> Result<(lingxi_wasm_host::Grant, lingxi_wasm_host::Limits)> {
@@ -99,12 +49,17 @@ pub fn pack(
     output: &Path,
     spec: PolicySpec,
     key: Option<&minisign::SecretKey>,
+    base: Option<&Path>,
 ) -> Result<()> {
     let component = std::fs::read(component_path)
         .with_context(|| format!("cannot read component {}", component_path.display()))?;
     let name = component_path.display().to_string();
-    let signing = key.map_or(Signing::None, Signing::Key);
-    let (header, bytes) = pack_bytes(tokio, &component, &name, spec, signing, None)?;
+    let options = PackOptions {
+        signing: key.map_or(Signing::None, Signing::Key),
+        record: None,
+        base,
+    };
+    let (header, bytes) = pack_bytes(tokio, &component, &name, spec, options)?;
     write_executable(output, &bytes)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
@@ -126,6 +81,16 @@ pub enum Signing<'a> {
     Keep(String),
 }
 
+/// How a packed file is made, besides its component and grants.
+pub struct PackOptions<'a> {
+    /// Its signature.
+    pub signing: Signing<'a>,
+    /// The folder it records its sessions into.
+    pub record: Option<std::path::PathBuf>,
+    /// The executable it is built on (`--base`; see `base::choose`).
+    pub base: Option<&'a Path>,
+}
+
 /// Builds a packed executable of `component` (`name` is what messages call
 /// it, e.g. the user's file); returns its header and bytes.
 pub fn pack_bytes(
@@ -133,9 +98,13 @@ pub fn pack_bytes(
     component: &[u8],
     name: &str,
     spec: PolicySpec,
-    signing: Signing,
-    record: Option<std::path::PathBuf>,
+    options: PackOptions,
 ) -> Result<(PackHeader, Vec<u8>)> {
+    let PackOptions {
+        signing,
+        record,
+        base,
+    } = options;
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = resolve(&spec)?;
     let runtime = Runtime::new()?;
@@ -156,6 +125,7 @@ pub fn pack_bytes(
             .collect(),
         policy: spec,
         component_sha256: pack::sha256_hex(component),
+        precompiled_sha256: Some(pack::sha256_hex(&precompiled)),
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
         engine: runtime.engine_hash(),
@@ -171,12 +141,36 @@ pub fn pack_bytes(
             Signing::Keep(text) => Some(text),
         },
         record,
+        base: None,
     };
-    let exe = std::env::current_exe().context("cannot locate the running executable")?;
-    let launcher = pack::launcher_bytes(&exe)?;
-    let bytes = pack::build(&launcher, &header, component, &precompiled)
-        .context("cannot encode the pack header")?;
-    Ok((header, bytes))
+    let base = crate::base::choose(base)?;
+    let on = |base: &crate::base::Base| -> Result<(PackHeader, Vec<u8>)> {
+        let launcher = pack::launcher_bytes(&base.path)?;
+        let mut header = header.clone();
+        header.base = Some(base.version.clone());
+        let bytes = pack::build(&launcher, &header, component, &precompiled)
+            .context("cannot encode the pack header")?;
+        Ok((header, bytes))
+    };
+    let packed = on(&base)?;
+    if !base.runtime_only() {
+        return Ok(packed);
+    }
+    // The runtime-only base cannot compile: make sure it runs this code.
+    match crate::base::smoke_start(&packed.1) {
+        Ok(()) => Ok(packed),
+        Err(e) if base.explicit => Err(e.context(format!(
+            "the file packed on {} does not start; pack without --base",
+            base.path.display()
+        ))),
+        Err(e) => {
+            eprintln!(
+                "note: the file packed on {} does not start ({e:#}); packing on this launcher instead",
+                base.path.display()
+            );
+            on(&crate::base::this_launcher()?)
+        }
+    }
 }
 
 /// Writes atomically (temporary file in the same folder, renamed), mode 0755.
@@ -318,6 +312,9 @@ fn print_inspection(
         out += &format!("signature    {verdict}\n");
         if let Some(dir) = &packed.header.record {
             out += &format!("records      every session into {}\n", dir.display());
+        }
+        if let Some(base) = &packed.header.base {
+            out += &format!("runs on      {}\n", p(base));
         }
         out += &format!("digest       sha256:{}\n", packed.digest);
         out += &format!(

@@ -18,6 +18,7 @@ mod packed;
 mod packed_trust;
 mod polyglot;
 mod record;
+mod runtime_base;
 mod signing;
 mod support;
 mod workspace_stats;

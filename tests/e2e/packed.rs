@@ -151,7 +151,8 @@ fn tampered_or_truncated_packed_plugins_refuse_to_run() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("damaged packed plugin") && stderr.contains("digest mismatch"),
+        stderr.contains("damaged packed plugin")
+            && stderr.contains("precompiled code does not match the digest"),
         "{stderr}"
     );
 
@@ -255,7 +256,7 @@ fn install_list_uninstall_where_lingxi_looks() {
     std::fs::write(&installed, bytes).unwrap();
     let (_, out, _) = launcher(h, p, &["list"]);
     assert!(
-        out.contains("DAMAGED") && out.contains("digest mismatch"),
+        out.contains("DAMAGED") && out.contains("does not match the digest in its header"),
         "{out}"
     );
 

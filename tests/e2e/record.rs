@@ -216,8 +216,8 @@ fn record_passes_the_exit_status_through() {
     assert_eq!(out.stdout, b"out\n");
     assert_eq!(out.stderr, b"err\n");
     let events = events(&file);
-    assert_eq!(events[1]["recv"], "out");
-    assert_eq!(events[2]["stderr"], "err");
+    assert!(events.iter().any(|e| e["recv"] == "out"), "{events:?}");
+    assert!(events.iter().any(|e| e["stderr"] == "err"), "{events:?}");
     assert_eq!(events.last().unwrap()["exit"], 3);
     // An existing recording is never overwritten.
     let out = record(&file, &[Path::new("/bin/true")], "");

@@ -217,6 +217,20 @@ pub fn native(name: &str) -> PathBuf {
     dir.join(format!("{name}-native"))
 }
 
+/// The runtime-only base of packed plugins (`lingxi-wasm-rt`, no
+/// compiler), built on its own into `target/rt` so that no other package's
+/// features are unified in (and so that `pack` never finds it beside the
+/// launcher under test: tests that want it say `--base`).
+pub fn runtime_base() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let args = ["-p", "lingxi-wasm-rt"];
+            cargo_build("rt", &args, "the runtime-only base does not build").join("debug")
+        })
+        .join("lingxi-wasm-rt")
+}
+
 /// The HOME every process a test starts gets (it decides the default data
 /// root and plugin folders): never the user's.
 pub fn test_home() -> PathBuf {

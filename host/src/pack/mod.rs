@@ -4,7 +4,7 @@
 //! ```text
 //! [launcher executable][payload][trailer]
 //! payload = header length (u32 LE) | header JSON | component | padding | precompiled
-//! trailer = MAGIC (16 bytes) | payload length (u64 LE) | SHA-256 of payload
+//! trailer = MAGIC (16 bytes) | payload length (u64 LE) | SHA-256
 //! ```
 //!
 //! The padding (zeros, format 2 on) puts the precompiled code at a file
@@ -12,9 +12,14 @@
 //! in place instead of being copied (see `host/src/code.rs`).
 //!
 //! The header names the plugin, the grants it was packed with, and the sizes
-//! and digests of the two blobs. The whole payload is verified against the
-//! trailer's digest before anything in it is used, so a truncated or damaged
-//! file is refused with a clear message and never runs half a plugin.
+//! and digests of the two blobs. From format 3 the trailer's digest covers
+//! the header length and the header, and each blob is checked against its
+//! digest in the header before it is used: a start checks the header and
+//! the code it maps, `read` the header and the component, and nobody hashes
+//! a blob it does not use (an interpreter's component is tens of MB). Up to
+//! format 2 the trailer's digest covers the whole payload. Either way a
+//! truncated or damaged file is refused with a clear message and never runs
+//! half a plugin.
 //!
 //! The digest detects corruption; it does not prove who made the file (it is
 //! unkeyed: anyone can write a valid one). So the precompiled code of a file
@@ -38,7 +43,9 @@ const TRAILER_LEN: u64 = 16 + 8 + 32;
 /// Largest payload accepted (a sanity bound against a corrupt length).
 const MAX_PAYLOAD: u64 = 1 << 30;
 /// The header format written by this version.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
+/// Largest header accepted.
+const MAX_HEADER: usize = 16 << 20;
 /// File alignment of the precompiled code: a multiple of every page size in
 /// use (4, 16 and 64 KiB).
 pub const CODE_ALIGN: u64 = 64 * 1024;
@@ -64,6 +71,9 @@ pub struct PackHeader {
     pub policy: PolicySpec,
     /// SHA-256 (hex) of the portable component.
     pub component_sha256: String,
+    /// SHA-256 (hex) of the precompiled component (format 3 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precompiled_sha256: Option<String>,
     /// Length of the portable component.
     pub component_len: u64,
     /// Length of the precompiled component (0 if none).
@@ -85,6 +95,10 @@ pub struct PackHeader {
     /// (`install --record DIR`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<PathBuf>,
+    /// What the executable part is, as it says of itself
+    /// (`lingxi-wasm-rt 0.1.0 (runtime-only)`); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// The verified contents of a packed executable.
@@ -92,13 +106,16 @@ pub struct PackHeader {
 pub struct Packed {
     /// The header.
     pub header: PackHeader,
-    /// SHA-256 (hex) of the whole payload, as in the trailer.
+    /// The trailer's SHA-256 (hex): of the header from format 3 (which
+    /// holds the blobs' digests), of the whole payload before.
     pub digest: String,
     /// Length of the launcher part (everything before the payload).
     pub launcher_len: u64,
     bytes: Bytes,
     component: std::ops::Range<usize>,
     precompiled: std::ops::Range<usize>,
+    /// Whether the component's bytes were checked against the header.
+    component_checked: bool,
 }
 
 /// Where a packed file's bytes live.
@@ -123,9 +140,23 @@ impl Bytes {
 }
 
 impl Packed {
-    /// The portable component.
+    /// The portable component: verified by [`read`]; after [`read_self`],
+    /// call [`Packed::verify_component`] before using it.
     pub fn component(&self) -> &[u8] {
         &self.bytes.as_slice()[self.component.clone()]
+    }
+
+    /// Checks the component against its digest in the header, if that was
+    /// not done when the file was read ([`read_self`] checks only the code
+    /// a start maps).
+    pub fn verify_component(&self) -> Result<(), PackError> {
+        if self.component_checked || sha256_hex(self.component()) == self.header.component_sha256 {
+            return Ok(());
+        }
+        Err(PackError::Damaged {
+            path: PathBuf::from(&self.header.plugin_id),
+            reason: "its component does not match the digest in its header".into(),
+        })
     }
 
     /// The precompiled component for [`PackHeader::engine`]. Native code:
@@ -212,7 +243,11 @@ pub fn build(
     out.extend_from_slice(&payload);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(&payload));
+    let covered = match header.format {
+        ..=2 => &payload[..],
+        _ => &payload[..4 + header_json.len()],
+    };
+    out.extend_from_slice(&Sha256::digest(covered));
     Ok(out)
 }
 
@@ -248,7 +283,15 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
         });
     }
     let range = 0..payload.len();
-    verify(path, Bytes::Payload(payload), range, launcher_len, &trailer).map(Some)
+    verify(
+        path,
+        Bytes::Payload(payload),
+        range,
+        launcher_len,
+        &trailer,
+        Need::All,
+    )
+    .map(Some)
 }
 
 /// [`read`] on a whole file's bytes (`path` only names it in errors): the
@@ -269,7 +312,15 @@ pub fn parse_bytes(path: &Path, file: &[u8]) -> Result<Option<Packed>, PackError
     let launcher_len = size - TRAILER_LEN - payload_len;
     let payload = file[launcher_len as usize..][..payload_len as usize].to_vec();
     let range = 0..payload.len();
-    verify(path, Bytes::Payload(payload), range, launcher_len, trailer).map(Some)
+    verify(
+        path,
+        Bytes::Payload(payload),
+        range,
+        launcher_len,
+        trailer,
+        Need::All,
+    )
+    .map(Some)
 }
 
 /// Reads and verifies the running executable's own payload. On Linux it is
@@ -303,7 +354,7 @@ pub fn read_self() -> Result<Option<Packed>, PackError> {
         let launcher_len = size - TRAILER_LEN - payload_len;
         let range = launcher_len as usize..(size - TRAILER_LEN) as usize;
         let bytes = Bytes::OwnFile { file, map };
-        verify(path, bytes, range, launcher_len, &trailer).map(Some)
+        verify(path, bytes, range, launcher_len, &trailer, Need::Code).map(Some)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -339,41 +390,63 @@ fn payload_len(path: &Path, trailer: &[u8], size: u64) -> Result<Option<u64>, Pa
     Ok(Some(payload_len))
 }
 
+/// Which blob a reader is about to use, and so must verify.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Both blobs (`read`: inspect, install, list report on the whole file).
+    All,
+    /// The precompiled code (`read_self`: a start).
+    Code,
+}
+
 /// Verifies the payload (`range` of `bytes`; at file offset `launcher_len`)
-/// against the trailer, and parses the header and the blob layout.
+/// against the trailer, parses the header and the blob layout, and checks
+/// the blob `need` names against its digest.
 fn verify(
     path: &Path,
     bytes: Bytes,
     range: std::ops::Range<usize>,
     launcher_len: u64,
     trailer: &[u8],
+    need: Need,
 ) -> Result<Packed, PackError> {
-    let damaged = |reason: String| PackError::Damaged {
+    let damaged = |reason: &str| PackError::Damaged {
         path: path.to_owned(),
-        reason,
+        reason: reason.to_owned(),
     };
     let start = range.start;
     let payload = &bytes.as_slice()[range];
-    let digest = Sha256::digest(payload);
-    if digest.as_slice() != &trailer[24..] {
-        return Err(damaged(
-            "digest mismatch: the embedded plugin was changed or cut".into(),
-        ));
-    }
     let header_len = payload
         .get(..4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        .ok_or_else(|| damaged("no header".into()))?;
+        .ok_or_else(|| damaged("no header"))?;
     let header_bytes = payload
         .get(4..4usize.saturating_add(header_len))
-        .ok_or_else(|| damaged("header length out of range".into()))?;
-    let header: PackHeader = serde_json::from_slice(header_bytes)
-        .map_err(|e| damaged(format!("unreadable header: {e}")))?;
-    if header.format > FORMAT {
+        .filter(|_| header_len <= MAX_HEADER)
+        .ok_or_else(|| damaged("header length out of range"))?;
+    // Format 3 on: the trailer covers the header; before, the whole payload.
+    let header_digest = Sha256::digest(&payload[..4 + header_len]);
+    let (whole, digest) = if header_digest.as_slice() == &trailer[24..] {
+        (false, header_digest)
+    } else {
+        (true, Sha256::digest(payload))
+    };
+    let parsed = serde_json::from_slice::<PackHeader>(header_bytes);
+    if let Ok(header) = &parsed
+        && header.format > FORMAT
+    {
         return Err(PackError::Unsupported {
             path: path.to_owned(),
             format: header.format,
         });
+    }
+    let cut = "digest mismatch: the embedded plugin was changed or cut";
+    if digest.as_slice() != &trailer[24..] {
+        return Err(damaged(cut));
+    }
+    let header = parsed.map_err(|e| damaged(&format!("unreadable header: {e}")))?;
+    if whole != (header.format <= 2) {
+        return Err(damaged(cut));
     }
     // Offsets below are into `bytes`; padding depends on file offsets.
     let body = start + 4 + header_len;
@@ -388,19 +461,37 @@ fn verify(
         .checked_add(pad)
         .and_then(|n| n.checked_add(precompiled_len));
     if blobs != Some(payload.len() - 4 - header_len) {
-        return Err(damaged("blob lengths do not match the payload".into()));
+        return Err(damaged("blob lengths do not match the payload"));
     }
     let code = body + component_len + pad;
-    // The payload digest covers both blobs; `component_sha256` identifies the
-    // component for people (`list`, `inspect`) and for `install`'s checks.
-    Ok(Packed {
+    let mut packed = Packed {
         header,
         digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
         launcher_len,
         component: body..body + component_len,
         precompiled: code..code + precompiled_len,
         bytes,
-    })
+        component_checked: whole,
+    };
+    if whole {
+        return Ok(packed);
+    }
+    // A start hashes only the code it maps (the component may be tens of
+    // MB); the other readers report on the whole file.
+    let code_digest = packed.header.precompiled_sha256.as_deref();
+    let code_ok = || code_digest == Some(sha256_hex(packed.precompiled()).as_str());
+    if precompiled_len > 0 && !code_ok() {
+        return Err(damaged(
+            "its precompiled code does not match the digest in its header",
+        ));
+    }
+    if need == Need::All || precompiled_len == 0 {
+        packed
+            .verify_component()
+            .map_err(|_| damaged("its component does not match the digest in its header"))?;
+        packed.component_checked = true;
+    }
+    Ok(packed)
 }
 
 /// The plain launcher bytes of `path`: the file without its payload, if any.
@@ -416,93 +507,4 @@ pub fn launcher_bytes(path: &Path) -> Result<Vec<u8>, PackError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn header(component: &[u8]) -> PackHeader {
-        PackHeader {
-            format: FORMAT,
-            plugin_id: "com.example.p".into(),
-            plugin_version: "1.0.0".into(),
-            declared: vec!["projectRead".into()],
-            policy: PolicySpec::default(),
-            component_sha256: sha256_hex(component),
-            component_len: component.len() as u64,
-            precompiled_len: 3,
-            engine: "e".into(),
-            manifest: None,
-            signature: None,
-            record: None,
-        }
-    }
-
-    fn write(bytes: &[u8]) -> tempfile::NamedTempFile {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        std::io::Write::write_all(&mut f, bytes).unwrap();
-        f
-    }
-
-    #[test]
-    fn round_trip_and_plain_files() {
-        let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE").unwrap();
-        let f = write(&packed);
-        let read_back = read(f.path()).unwrap().unwrap();
-        assert_eq!(read_back.component(), b"COMP");
-        assert_eq!(read_back.precompiled(), b"PRE");
-        // The code is page-aligned in the file, so the file itself could
-        // map it, but a file read by `read` (not the running executable) is
-        // never mapped.
-        let at = CODE_ALIGN as usize;
-        assert_eq!(&packed[at..at + 3], b"PRE");
-        assert!(read_back.precompiled_in_file().is_none());
-        assert_eq!(read_back.launcher_len, 8);
-        assert_eq!(launcher_bytes(f.path()).unwrap(), b"LAUNCHER");
-        assert!(read(write(b"just a launcher").path()).unwrap().is_none());
-    }
-
-    /// A payload laid out without padding, as format 1 wrote it.
-    fn unpadded(format: u32) -> Vec<u8> {
-        let mut old = header(b"COMP");
-        old.format = format;
-        let json = serde_json::to_vec(&old).unwrap();
-        let mut payload = (json.len() as u32).to_le_bytes().to_vec();
-        payload.extend_from_slice(&json);
-        payload.extend_from_slice(b"COMPPRE");
-        let mut file = b"LAUNCHER".to_vec();
-        file.extend_from_slice(&payload);
-        file.extend_from_slice(MAGIC);
-        file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        file.extend_from_slice(&Sha256::digest(&payload));
-        file
-    }
-
-    #[test]
-    fn format_1_files_without_padding_still_read() {
-        let read_back = read(write(&unpadded(1)).path()).unwrap().unwrap();
-        assert_eq!(read_back.component(), b"COMP");
-        assert_eq!(read_back.precompiled(), b"PRE");
-        assert!(read_back.precompiled_in_file().is_none());
-    }
-
-    #[test]
-    fn newer_formats_are_refused_with_a_way_out() {
-        let err = read(write(&unpadded(FORMAT + 1)).path())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("newer than this lingxi-wasm-run"), "{err}");
-        assert!(err.contains("update lingxi-wasm-run"), "{err}");
-    }
-
-    #[test]
-    fn tampering_and_truncation_are_detected() {
-        let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE").unwrap();
-        let mut tampered = packed.clone();
-        tampered[10] ^= 1;
-        let err = read(write(&tampered).path()).unwrap_err().to_string();
-        assert!(err.contains("digest mismatch"), "{err}");
-        let mut cut = packed[..8].to_vec();
-        cut.extend_from_slice(&packed[12..]);
-        let err = read(write(&cut).path()).unwrap_err().to_string();
-        assert!(err.contains("damaged packed plugin"), "{err}");
-    }
-}
+mod tests;

@@ -1,0 +1,132 @@
+//! Which executable a packed plugin is built on: the runtime-only
+//! `lingxi-wasm-rt` when it is installed beside this launcher (or given
+//! with `--base`), else this launcher itself. The runtime-only base has no
+//! compiler: it is smaller and starts faster, and it can only run the
+//! precompiled code it carries, so a file packed on it is started once
+//! before it is used.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// The runtime-only base's file name.
+pub const RUNTIME: &str = "lingxi-wasm-rt";
+
+/// A base to pack on.
+pub struct Base {
+    /// Its file.
+    pub path: PathBuf,
+    /// What it says of itself (`lingxi-wasm-rt 0.1.0 (runtime-only)`).
+    pub version: String,
+    /// Whether the user named it (a failed check is then an error, not a
+    /// quiet fall-back to this launcher).
+    pub explicit: bool,
+}
+
+impl Base {
+    /// Whether it is the runtime-only base.
+    pub fn runtime_only(&self) -> bool {
+        self.version.starts_with(RUNTIME)
+    }
+}
+
+/// `--base FILE`, else `lingxi-wasm-rt` beside this launcher when it is of
+/// this version, else this launcher.
+pub fn choose(explicit: Option<&Path>) -> Result<Base> {
+    let me = std::env::current_exe().context("cannot locate the running executable")?;
+    let this = this_launcher;
+    if let Some(path) = explicit {
+        let version = version_of(path).with_context(|| {
+            format!(
+                "--base {}: not a {RUNTIME} or lingxi-wasm-run of version {}",
+                path.display(),
+                env!("CARGO_PKG_VERSION")
+            )
+        })?;
+        return Ok(Base {
+            path: path.to_owned(),
+            version,
+            explicit: true,
+        });
+    }
+    let sibling = me.with_file_name(RUNTIME);
+    if !sibling.is_file() {
+        return this();
+    }
+    match version_of(&sibling) {
+        Ok(version) => Ok(Base {
+            path: sibling,
+            version,
+            explicit: false,
+        }),
+        Err(e) => {
+            eprintln!(
+                "note: not packing on {} ({e:#}); packing on this launcher instead",
+                sibling.display()
+            );
+            this()
+        }
+    }
+}
+
+/// This launcher, as a base.
+pub fn this_launcher() -> Result<Base> {
+    Ok(Base {
+        path: std::env::current_exe().context("cannot locate the running executable")?,
+        version: format!("lingxi-wasm-run {}", env!("CARGO_PKG_VERSION")),
+        explicit: false,
+    })
+}
+
+/// What `path --version` says, if it is a base of this version.
+fn version_of(path: &Path) -> Result<String> {
+    let out = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", path.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let ours = [
+        format!("{RUNTIME} {} (runtime-only)", env!("CARGO_PKG_VERSION")),
+        format!("lingxi-wasm-run {}", env!("CARGO_PKG_VERSION")),
+    ];
+    if !out.status.success() || !ours.contains(&text) {
+        bail!("it says {text:?}, not {:?}", ours[0]);
+    }
+    Ok(text)
+}
+
+/// Starts the packed file `bytes` once, with nothing on stdin, as LingXi
+/// would: it must load its precompiled code and exit cleanly. Says why not.
+pub fn smoke_start(bytes: &[u8]) -> Result<()> {
+    let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
+    let exe = dir.path().join("packed");
+    crate::packed::write_executable(&exe, bytes)?;
+    let log = dir.path().join("stderr");
+    let mut child = Command::new(&exe)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
+        .spawn()
+        .context("cannot start the packed file")?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if status.success() {
+                return Ok(());
+            }
+            let stderr = std::fs::read(&log).unwrap_or_default();
+            let stderr = String::from_utf8_lossy(&stderr[..stderr.len().min(4096)]);
+            bail!("it did not start ({status}): {}", stderr.trim());
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            bail!("it did not start within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

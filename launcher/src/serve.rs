@@ -1,0 +1,269 @@
+//! What every launcher binary shares: logging, the protocol loop on
+//! stdin/stdout (optionally recorded), and how failed calls are worded.
+//! `lingxi-wasm-run` and the runtime-only `lingxi-wasm-rt` both use it.
+
+use std::io::{self, BufWriter, IsTerminal};
+
+use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::pack::Packed;
+use lingxi_wasm_host::{
+    CallError, PluginComponent, PluginHost, PolicySpec, Runtime, Server, printable,
+};
+
+use crate::{logfmt, record};
+
+/// Points stdout at /dev/null once everything meant for it was written:
+/// tracing-appender's guard `println!`s when its worker does not take the
+/// shutdown signal in time (stderr pipe full at exit), which would put a
+/// line that is not a response on a LingXi host's protocol channel.
+pub fn silence_stdout() {
+    use std::io::Write;
+    let _ = io::stdout().flush();
+    #[cfg(unix)]
+    // SAFETY: plain file-descriptor calls; fd 1 is replaced atomically by
+    // dup2 and nothing of ours writes to stdout after this point.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, libc::STDOUT_FILENO);
+            libc::close(null);
+        }
+    }
+}
+
+/// The error and its causes, each said once: a message that already
+/// includes its cause (e.g. "cannot read x: No such file…") is not followed
+/// by the cause again.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+/// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
+/// directive such as `debug` or `lingxi_wasm=trace`). Lines are written by a
+/// thread of their own: the thread that runs plugin calls and their
+/// deadlines never blocks on a stderr pipe nobody reads. If that pipe stays
+/// full, lines are dropped rather than waited for. The returned guard writes
+/// out what is queued when dropped.
+pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        // Queued lines are allocated up front: keep the start cheap.
+        .buffered_lines_limit(1024)
+        .thread_name("lingxi-wasm-log")
+        .finish(io::stderr());
+    let ansi = io::stderr().is_terminal();
+    let default = tracing_subscriber::fmt::format()
+        .with_target(false)
+        .with_ansi(ansi)
+        .without_time();
+    let fmt = tracing_subscriber::fmt()
+        .with_writer(stderr)
+        .with_ansi(ansi)
+        .event_format(logfmt::LineFormat { default });
+    match std::env::var("LINGXI_WASM_LOG") {
+        Ok(directives) => {
+            let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+                eprintln!(
+                    "lingxi-wasm-run: LINGXI_WASM_LOG={directives:?} is not a log filter ({e}); \
+                     logging at info. Use a level such as `debug`, or `lingxi_wasm=trace`."
+                );
+                tracing_subscriber::EnvFilter::new("info")
+            });
+            fmt.with_env_filter(filter).init()
+        }
+        // The common case (and every start by LingXi): a plain level filter
+        // is cheaper to build than an `EnvFilter`.
+        Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),
+    }
+    guard
+}
+
+/// The single-threaded runtime every plugin call of this process runs on.
+pub fn tokio() -> Result<tokio::runtime::Runtime> {
+    lingxi_wasm_host::call_runtime().context("cannot start the async runtime")
+}
+
+/// For commands that print and exit: a closed pipe (`… | head`) ends the
+/// process quietly, as for any Unix tool, instead of a panic in `println!`.
+/// Not for serving, where a closed stdout is reported as an error.
+pub fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any other
+    // thread of ours could be relying on it being ignored.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// A failed call as the launcher words it: the library's text, with the
+/// flag that raises the limit it names.
+pub fn error_text(error: &CallError) -> String {
+    let (phrase, flag) = match error {
+        CallError::Timeout { .. } => ("raise the call timeout", "--timeout SECONDS"),
+        CallError::Memory { .. } => ("raise the memory limit", "--max-memory MIB"),
+        CallError::StorageQuota { .. } => ("raise the storage quota", "--storage-quota MIB"),
+        CallError::Disabled { .. } => {
+            let text = error.to_string();
+            return text.replace(
+                "(a new session, or a restart)",
+                "by restarting the launcher",
+            );
+        }
+        _ => return error.to_string(),
+    };
+    error
+        .to_string()
+        .replacen(phrase, &format!("{phrase} with {flag}"), 1)
+}
+
+/// Serves the JSONL protocol on stdin/stdout until EOF.
+pub fn serve(
+    tokio: tokio::runtime::Runtime,
+    component: PluginComponent,
+    spec: &PolicySpec,
+    record: Option<&std::path::Path>,
+) -> Result<()> {
+    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+    let mut host = PluginHost::new(component, grant, limits);
+    host.set_validation(!spec.no_validate);
+    let id = host.manifest().id.clone();
+    for line in host.policy().report(host.grant()) {
+        tracing::warn!("[{id}] {line}");
+    }
+    let effective: Vec<_> = host
+        .policy()
+        .effective()
+        .iter()
+        .map(|c| c.wire_name())
+        .collect();
+    tracing::debug!("[{id}] effective capabilities: {effective:?}");
+
+    let mut server = Server::with_runtime(host, tokio).with_error_text(error_text);
+    let stdin = io::stdin().lock();
+    let stdout = BufWriter::new(io::stdout().lock());
+    match record.and_then(|dir| record::Tee::start(dir, &id)) {
+        Some(tee) => {
+            let (input, output) = tee.wrap(stdin, stdout);
+            let served = server.serve(input, output);
+            tee.finish(if served.is_ok() { 0 } else { 1 });
+            served
+        }
+        None => server.serve(stdin, stdout),
+    }
+    .context("writing to stdout failed")?;
+    Ok(())
+}
+
+/// Runs as a packed plugin. With no arguments (how LingXi spawns plugins)
+/// it serves the protocol; `inspect` (as `inspect` says), `--help` and
+/// `--version` still work. `base` names the executable in `--version`.
+pub fn run_packed(
+    packed: Packed,
+    base: &str,
+    inspect: impl FnOnce(&tokio::runtime::Runtime, &Packed) -> Result<()>,
+) -> Result<()> {
+    // Arguments are read as given (a non-UTF-8 one is an error, not a panic).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| {
+            a.to_str()
+                .with_context(|| format!("argument {a:?} is not valid UTF-8; a packed plugin takes no arguments, or `inspect`, `--help`, `--version`"))
+        })
+        .collect::<Result<_>>()?;
+    let header = &packed.header;
+    if !args.is_empty() {
+        quiet_on_closed_pipe();
+    }
+    let tokio = tokio()?;
+    match args.as_slice() {
+        [] => {
+            let runtime = Runtime::new()?;
+            // SAFETY: `packed` comes from `pack::read_self`: the executable
+            // this process is running.
+            let component =
+                tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
+            serve(tokio, component, &header.policy, header.record.as_deref())
+        }
+        ["inspect"] => inspect(&tokio, &packed),
+        ["--version" | "-V"] => {
+            println!(
+                "{base} {} (packed plugin {} {})",
+                env!("CARGO_PKG_VERSION"),
+                printable(&header.plugin_id),
+                printable(&header.plugin_version)
+            );
+            Ok(())
+        }
+        ["--help" | "-h"] => {
+            println!(
+                "{id} {version}: a LingXi plugin packed by lingxi-wasm-run.\n\n\
+                 Run with no arguments it speaks the LingXi JSON-Lines protocol on stdin/stdout,\n\
+                 sandboxed with the grants it was packed with; a LingXi host starts it that way.\n\n\
+                 Usage: {exe} [inspect | --help | --version]\n\n  \
+                 inspect    print the manifest, tools, commands, hooks and grants\n  \
+                 --version  print versions",
+                id = printable(&header.plugin_id),
+                version = printable(&header.plugin_version),
+                exe = std::env::args_os()
+                    .next()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+            Ok(())
+        }
+        other => bail!(
+            "a packed plugin takes no arguments (got {other:?}); try `inspect`, `--help` or `--version`"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use lingxi_wasm_host::CallError;
+
+    #[test]
+    fn failed_calls_name_the_flag_that_raises_their_limit() {
+        let timeout = CallError::Timeout {
+            call: "tool.execute 'spin'".into(),
+            limit: Duration::from_secs(1),
+        };
+        let text = super::error_text(&timeout);
+        assert!(
+            text.contains("raise the call timeout with --timeout SECONDS"),
+            "{text}"
+        );
+        let memory = CallError::Memory {
+            call: "x".into(),
+            limit_bytes: 1 << 20,
+        };
+        let text = super::error_text(&memory);
+        assert!(
+            text.contains("raise the memory limit with --max-memory MIB"),
+            "{text}"
+        );
+        let disabled = CallError::Disabled {
+            plugin: "p".into(),
+            traps: 5,
+            window_secs: 60,
+            last: "boom".into(),
+        };
+        let text = super::error_text(&disabled);
+        assert!(
+            text.contains("then start it again by restarting the launcher"),
+            "{text}"
+        );
+        let plugin = CallError::Plugin("its own words".into());
+        assert_eq!(super::error_text(&plugin), "its own words");
+    }
+}
