@@ -9,9 +9,13 @@
 //!   pinned to one CPU: that shows the CPU cost of a call without the
 //!   wake-up latency of an idle core, which dominates the first figure on a
 //!   virtual machine and varies most between runs
+//! - (b′) the packed executable on the runtime-only base (`lingxi-wasm-rt`,
+//!   wasmtime without a compiler), beside (b) on the full launcher, with
+//!   its round trips in (e)
 //! - the floor: spawn → exit of the native binary doing nothing (stdin
-//!   closed) and of `lingxi-wasm-run --version`, i.e. what loading the
-//!   wasmtime-sized executable costs before any plugin work
+//!   closed), of `lingxi-wasm-run --version` and of `lingxi-wasm-rt
+//!   --version`, i.e. what loading each executable costs before any plugin
+//!   work
 //!
 //! Every start is measured as LingXi starts a plugin (spec §6): spawned with
 //! the allow-list environment only (PATH, HOME, LANG, TMPDIR), then
@@ -71,23 +75,30 @@ fn main() {
     let native = common::native_probe();
     let component = common::guests(&["probe"]).join("probe.wasm");
     let launcher = PathBuf::from(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
+    let runtime = common::runtime_base();
     let scratch = tempfile::tempdir().expect("tempdir");
-    let packed = scratch.path().join("probe-packed");
-    let status = Command::new(&launcher)
-        .args([
-            "pack".as_ref(),
-            component.as_os_str(),
-            "-o".as_ref(),
-            packed.as_os_str(),
-        ])
-        .stderr(Stdio::null())
-        .status()
-        .expect("pack");
-    assert!(status.success());
+    let pack_on = |base: &Path, name: &str| {
+        let out = scratch.path().join(name);
+        let status = Command::new(&launcher)
+            .arg("pack")
+            .arg(&component)
+            .arg("-o")
+            .arg(&out)
+            .arg("--base")
+            .arg(base)
+            .stderr(Stdio::null())
+            .status()
+            .expect("pack");
+        assert!(status.success(), "pack on {}", base.display());
+        out
+    };
+    let packed = pack_on(&launcher, "probe-packed");
+    let packed_rt = pack_on(&runtime, "probe-packed-rt");
     let warm_cache = scratch.path().join("warm-cache");
 
     let native_cmd = || lingxi_spawn(&native, scratch.path());
     let packed_cmd = || lingxi_spawn(&packed, scratch.path());
+    let rt_cmd = || lingxi_spawn(&packed_rt, scratch.path());
     let launcher_cmd = |cache: &Path| {
         let mut c = lingxi_spawn(&launcher, scratch.path());
         c.arg("--cache-dir")
@@ -100,35 +111,54 @@ fn main() {
     // kinds of start so that machine noise hits them alike.
     let _ = session(native_cmd(), 0);
     let _ = session(packed_cmd(), 0);
+    let _ = session(rt_cmd(), 0);
     let _ = session(launcher_cmd(&warm_cache), 0);
     let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut floor_a, mut floor_launcher) = (Vec::new(), Vec::new());
+    let (mut b_rt, mut floor_rt) = (Vec::new(), Vec::new());
     for i in 0..STARTS {
         a.push(session(native_cmd(), 0).0);
         b.push(session(packed_cmd(), 0).0);
+        b_rt.push(session(rt_cmd(), 0).0);
         c.push(session(launcher_cmd(&warm_cache), 0).0);
         d.push(session(launcher_cmd(&scratch.path().join(format!("cold-{i}"))), 0).0);
         floor_a.push(spawn_to_exit(native_cmd()));
         let mut version = lingxi_spawn(&launcher, scratch.path());
         version.arg("--version");
         floor_launcher.push(spawn_to_exit(version));
+        let mut version = lingxi_spawn(&runtime, scratch.path());
+        version.arg("--version");
+        floor_rt.push(spawn_to_exit(version));
     }
     let (a, b, c, d) = (median(a), median(b), median(c), median(d));
     let (floor_a, floor_launcher) = (median(floor_a), median(floor_launcher));
+    let (b_rt, floor_rt) = (median(b_rt), median(floor_rt));
     let (ea, eb) = round_trips(native_cmd, packed_cmd);
+    let (ea_rt, eb_rt) = round_trips(native_cmd, rt_cmd);
     #[cfg(target_os = "linux")]
-    let pinned = {
+    let (pinned, pinned_rt) = {
         let all = common::pin_to_one_cpu();
         let pinned = round_trips(native_cmd, packed_cmd);
+        let pinned_rt = round_trips(native_cmd, rt_cmd);
         rustix::thread::sched_setaffinity(None, &all).expect("sched_setaffinity");
-        Some(pinned)
+        (Some(pinned), Some(pinned_rt))
     };
     #[cfg(not(target_os = "linux"))]
-    let pinned: Option<(f64, f64)> = None;
+    let (pinned, pinned_rt): (Option<(f64, f64)>, Option<(f64, f64)>) = (None, None);
+    let size_mb = |p: &Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64 / 1e6);
 
     println!("\nprobe start-up, spawn → handshake answered (median of {STARTS})");
     println!("  (a) native binary                     {:8.2} ms", ms(a));
-    println!("  (b) packed executable                 {:8.2} ms", ms(b));
+    println!(
+        "  (b) packed executable                 {:8.2} ms  ({:.0} MB, on lingxi-wasm-run)",
+        ms(b),
+        size_mb(&packed)
+    );
+    println!(
+        "  (b′) packed, runtime-only base        {:8.2} ms  ({:.0} MB, on lingxi-wasm-rt)",
+        ms(b_rt),
+        size_mb(&packed_rt)
+    );
     println!("  (c) lingxi-wasm-run, warm cache       {:8.2} ms", ms(c));
     println!("  (d) lingxi-wasm-run, cold cache       {:8.2} ms", ms(d));
     println!("  floor, spawn → exit doing nothing:");
@@ -141,14 +171,26 @@ fn main() {
         ms(floor_launcher)
     );
     println!(
+        "      lingxi-wasm-rt --version          {:8.2} ms",
+        ms(floor_rt)
+    );
+    println!(
         "warm tool.execute round trips, µs per call (median of {ROUNDS} alternating rounds of {ROUND_TRIPS})"
     );
     println!("  (e) as spawned      native {ea:7.1}   packed {eb:7.1}");
     if let Some((pa, pb)) = pinned {
         println!("  (e) pinned, 1 CPU   native {pa:7.1}   packed {pb:7.1}");
     }
+    println!("  (e′) as spawned     native {ea_rt:7.1}   packed on lingxi-wasm-rt {eb_rt:7.1}");
+    if let Some((pa, pb)) = pinned_rt {
+        println!("  (e′) pinned, 1 CPU  native {pa:7.1}   packed on lingxi-wasm-rt {pb:7.1}");
+    }
     println!("ratios");
     println!("  cold start  b/a = {:.2}  (target ≤ 1.3)", ms(b) / ms(a));
+    println!(
+        "              b′/a = {:.2}  (runtime-only base; next target ≤ 2)",
+        ms(b_rt) / ms(a)
+    );
     println!(
         "              floor: lingxi-wasm-run --version / a = {:.2}",
         ms(floor_launcher) / ms(a)
@@ -157,6 +199,11 @@ fn main() {
         "  round trip  packed/native = {:.2} as spawned{}  (target ≤ 1.1)",
         eb / ea,
         pinned.map_or(String::new(), |(pa, pb)| format!(", {:.2} pinned", pb / pa)),
+    );
+    println!(
+        "              runtime-only/native = {:.2} as spawned{}",
+        eb_rt / ea_rt,
+        pinned_rt.map_or(String::new(), |(pa, pb)| format!(", {:.2} pinned", pb / pa)),
     );
 
     println!("\nthe same probe per language: start-up, spawn → handshake (ms), and");

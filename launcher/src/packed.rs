@@ -125,7 +125,7 @@ pub fn pack_bytes(
             .collect(),
         policy: spec,
         component_sha256: pack::sha256_hex(component),
-        precompiled_sha256: Some(pack::sha256_hex(&precompiled)),
+        precompiled_blake3: Some(pack::blake3_hex(&precompiled)),
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
         engine: runtime.engine_hash(),

@@ -45,6 +45,13 @@ pub fn native_probe() -> PathBuf {
     root().join("target/bench-native/release/probe-native")
 }
 
+/// Builds the runtime-only base of packed plugins (release, on its own so
+/// that no other package's features are unified in) and returns it.
+pub fn runtime_base() -> PathBuf {
+    cargo(&["build", "--release", "-p", "lingxi-wasm-rt"]);
+    root().join("target/release/lingxi-wasm-rt")
+}
+
 /// Builds guest components (`-p` names) and returns their folder.
 pub fn guests(names: &[&str]) -> PathBuf {
     let mut args = vec!["build", "--target", "wasm32-wasip2", "--profile", "guest"];

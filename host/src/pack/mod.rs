@@ -71,9 +71,10 @@ pub struct PackHeader {
     pub policy: PolicySpec,
     /// SHA-256 (hex) of the portable component.
     pub component_sha256: String,
-    /// SHA-256 (hex) of the precompiled component (format 3 on).
+    /// BLAKE3 (hex) of the precompiled component (format 3 on): what a
+    /// start checks before it maps the code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precompiled_sha256: Option<String>,
+    pub precompiled_blake3: Option<String>,
     /// Length of the portable component.
     pub component_len: u64,
     /// Length of the precompiled component (0 if none).
@@ -220,6 +221,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Lowercase hex BLAKE3.
+pub fn blake3_hex(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
 /// Appends a payload to `launcher` (the bytes of a plain, unpacked launcher).
 /// Fails only if the header cannot be encoded.
 pub fn build(
@@ -282,22 +288,37 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
             reason: "the file was cut while it was read".into(),
         });
     }
-    let range = 0..payload.len();
-    verify(
-        path,
-        Bytes::Payload(payload),
-        range,
-        launcher_len,
-        &trailer,
-        Need::All,
-    )
-    .map(Some)
+    verify_payload(path, payload, launcher_len, &trailer, Need::All).map(Some)
 }
 
 /// [`read`] on a whole file's bytes (`path` only names it in errors): the
 /// same trailer and payload checks, for the fuzz targets (`fuzz/`).
 #[doc(hidden)]
 pub fn parse_bytes(path: &Path, file: &[u8]) -> Result<Option<Packed>, PackError> {
+    parse(path, file, Need::All)
+}
+
+/// A payload read into memory, verified for a reader that needs `need`.
+fn verify_payload(
+    path: &Path,
+    payload: Vec<u8>,
+    launcher_len: u64,
+    trailer: &[u8],
+    need: Need,
+) -> Result<Packed, PackError> {
+    let range = 0..payload.len();
+    verify(
+        path,
+        Bytes::Payload(payload),
+        range,
+        launcher_len,
+        trailer,
+        need,
+    )
+}
+
+/// [`parse_bytes`] for a reader that needs `need`.
+fn parse(path: &Path, file: &[u8], need: Need) -> Result<Option<Packed>, PackError> {
     let size = file.len() as u64;
     let Some(trailer) = file
         .len()
@@ -311,16 +332,7 @@ pub fn parse_bytes(path: &Path, file: &[u8]) -> Result<Option<Packed>, PackError
     };
     let launcher_len = size - TRAILER_LEN - payload_len;
     let payload = file[launcher_len as usize..][..payload_len as usize].to_vec();
-    let range = 0..payload.len();
-    verify(
-        path,
-        Bytes::Payload(payload),
-        range,
-        launcher_len,
-        trailer,
-        Need::All,
-    )
-    .map(Some)
+    verify_payload(path, payload, launcher_len, trailer, need).map(Some)
 }
 
 /// Reads and verifies the running executable's own payload. On Linux it is
@@ -478,8 +490,8 @@ fn verify(
     }
     // A start hashes only the code it maps (the component may be tens of
     // MB); the other readers report on the whole file.
-    let code_digest = packed.header.precompiled_sha256.as_deref();
-    let code_ok = || code_digest == Some(sha256_hex(packed.precompiled()).as_str());
+    let code_digest = packed.header.precompiled_blake3.as_deref();
+    let code_ok = || code_digest == Some(blake3_hex(packed.precompiled()).as_str());
     if precompiled_len > 0 && !code_ok() {
         return Err(damaged(
             "its precompiled code does not match the digest in its header",

@@ -8,7 +8,7 @@ fn header(component: &[u8]) -> PackHeader {
         declared: vec!["projectRead".into()],
         policy: PolicySpec::default(),
         component_sha256: sha256_hex(component),
-        precompiled_sha256: Some(sha256_hex(b"PRE")),
+        precompiled_blake3: Some(blake3_hex(b"PRE")),
         component_len: component.len() as u64,
         precompiled_len: 3,
         engine: "e".into(),
@@ -89,22 +89,9 @@ fn tampering_and_truncation_are_detected() {
     assert!(err.contains("damaged packed plugin"), "{err}");
 }
 
-/// Runs `verify` on a whole file in memory for a reader that needs `need`.
+/// Verifies a whole file in memory for a reader that needs `need`.
 fn verify_as(file: &[u8], need: Need) -> Result<Packed, PackError> {
-    let size = file.len() as u64;
-    let trailer = &file[file.len() - TRAILER_LEN as usize..];
-    let payload_len = payload_len(Path::new("f"), trailer, size).unwrap().unwrap();
-    let launcher_len = size - TRAILER_LEN - payload_len;
-    let payload = file[launcher_len as usize..][..payload_len as usize].to_vec();
-    let range = 0..payload.len();
-    verify(
-        Path::new("f"),
-        Bytes::Payload(payload),
-        range,
-        launcher_len,
-        trailer,
-        need,
-    )
+    parse(Path::new("f"), file, need).map(|p| p.unwrap())
 }
 
 #[test]

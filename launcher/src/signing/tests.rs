@@ -9,7 +9,7 @@ fn header(component: &[u8], signature: Option<String>) -> PackHeader {
         declared: vec![],
         policy: PolicySpec::default(),
         component_sha256: sha256_hex(component),
-        precompiled_sha256: None,
+        precompiled_blake3: None,
         component_len: component.len() as u64,
         precompiled_len: 0,
         engine: "e".into(),
