@@ -26,9 +26,10 @@ pub struct Base {
 }
 
 impl Base {
-    /// Whether it is the runtime-only base.
-    pub fn runtime_only(&self) -> bool {
-        self.version.starts_with(RUNTIME)
+    /// Whether it is the running launcher itself (nothing to check).
+    pub fn is_this_launcher(&self) -> bool {
+        let me = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+        me.is_some() && std::fs::canonicalize(&self.path).ok() == me
     }
 }
 
@@ -80,8 +81,13 @@ pub fn this_launcher() -> Result<Base> {
     })
 }
 
-/// What `path --version` says, if it is a base of this version.
+/// What `path --version` says, if it is a native executable that is a
+/// base of this version (a script printing the words is not: its file,
+/// followed by a payload, would be run by a shell).
 fn version_of(path: &Path) -> Result<String> {
+    if !is_native_executable(path) {
+        bail!("it is not a native executable");
+    }
     let out = Command::new(path)
         .arg("--version")
         .stdin(Stdio::null())
@@ -99,25 +105,61 @@ fn version_of(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// Starts the packed file `bytes` once, with nothing on stdin, as LingXi
-/// would: it must load its precompiled code and exit cleanly. Says why not.
+/// Whether `path` starts as this platform's executables do.
+fn is_native_executable(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
+    if read.is_err() {
+        return false;
+    }
+    if cfg!(target_os = "linux") {
+        magic == *b"\x7fELF"
+    } else if cfg!(target_os = "macos") {
+        matches!(magic, [0xcf, 0xfa, 0xed, 0xfe] | [0xca, 0xfe, 0xba, 0xbe])
+    } else {
+        true
+    }
+}
+
+/// The request a trial start is asked: one the serving loop answers itself,
+/// so the plugin's own code does not run at pack time.
+const TRIAL: &str = "lingxi-wasm.trial";
+
+/// Starts the packed file `bytes` once, as LingXi would, and asks it one
+/// request: it must load its precompiled code, answer as our serving loop
+/// answers, and exit cleanly at EOF. Says why not.
 pub fn smoke_start(bytes: &[u8]) -> Result<()> {
     let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
     let exe = dir.path().join("packed");
     crate::packed::write_executable(&exe, bytes)?;
     let log = dir.path().join("stderr");
+    let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::write(
+        &input,
+        format!("{{\"id\":\"trial\",\"method\":\"{TRIAL}\"}}\n"),
+    )?;
     let mut child = Command::new(&exe)
         .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdin(std::fs::File::open(&input)?)
+        .stdout(std::fs::File::create(&output)?)
         .stderr(std::fs::File::create(&log)?)
         .spawn()
         .context("cannot start the packed file")?;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(status) = child.try_wait()? {
-            if status.success() {
+            let answer = std::fs::read(&output).unwrap_or_default();
+            let expected = format!("Unknown IPC method: {TRIAL}");
+            let answered = serde_json::from_slice::<serde_json::Value>(
+                answer.split(|b| *b == b'\n').next().unwrap_or_default(),
+            )
+            .is_ok_and(|v| v["id"] == "trial" && v["error"] == expected.as_str());
+            if status.success() && answered {
                 return Ok(());
+            }
+            if status.success() {
+                bail!("it started but did not answer as lingxi-wasm does");
             }
             let stderr = std::fs::read(&log).unwrap_or_default();
             let stderr = String::from_utf8_lossy(&stderr[..stderr.len().min(4096)]);

@@ -183,8 +183,8 @@ pub enum Command {
         /// Seconds to wait for each response.
         #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
         timeout: f64,
-        /// The plugin to replay against, after `--` [default: the command
-        /// the recording was made with].
+        /// The plugin to replay against, after `--` (the command a
+        /// recording names is shown, never run).
         #[arg(last = true, value_name = "PLUGIN")]
         plugin: Vec<String>,
     },

@@ -190,8 +190,11 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
 fn record_dir(dir: &Path) -> Result<PathBuf> {
     let dir = std::path::absolute(dir)
         .with_context(|| format!("--record {}: cannot resolve it", dir.display()))?;
-    std::fs::create_dir_all(&dir)
+    lingxi_wasm_launcher::record::create_folder(&dir)
         .with_context(|| format!("--record {}: cannot create it", dir.display()))?;
+    if !dir.is_dir() {
+        bail!("--record {}: not a folder", dir.display());
+    }
     Ok(dir)
 }
 
@@ -277,7 +280,7 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
                         _ => "DAMAGED",
                     };
                     println!("{} ({scope})", path.display());
-                    println!("  component      {state}: {e}");
+                    println!("  integrity      {state}: {e}");
                 }
             }
         }

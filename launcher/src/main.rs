@@ -113,10 +113,15 @@ fn run(cli: Cli) -> Result<()> {
             timeout,
             plugin,
         }) => {
-            let timeout = std::time::Duration::try_from_secs_f64(timeout)
+            let Some(timeout) = std::time::Duration::try_from_secs_f64(timeout)
                 .ok()
-                .filter(|t| !t.is_zero())
-                .context("--timeout takes a positive number of seconds")?;
+                .filter(|t| !t.is_zero() && t.as_secs() <= 86_400)
+            else {
+                eprintln!(
+                    "lingxi-wasm-run: error: --timeout takes seconds, more than 0 and at most 86400"
+                );
+                return Err(Exit(2).into());
+            };
             let args = record::ReplayArgs {
                 file,
                 plugin,

@@ -153,11 +153,21 @@ pub fn pack_bytes(
         Ok((header, bytes))
     };
     let packed = on(&base)?;
-    if !base.runtime_only() {
+    if base.is_this_launcher() {
         return Ok(packed);
     }
-    // The runtime-only base cannot compile: make sure it runs this code.
-    match crate::base::smoke_start(&packed.1) {
+    // Another base must serve this plugin (the runtime-only base cannot
+    // compile): start it once, as LingXi would, without its recording.
+    let trial = match header.record {
+        Some(_) => {
+            let mut quiet = header.clone();
+            quiet.record = None;
+            let launcher = pack::launcher_bytes(&base.path)?;
+            pack::build(&launcher, &quiet, component, &precompiled)?
+        }
+        None => packed.1.clone(),
+    };
+    match crate::base::smoke_start(&trial) {
         Ok(()) => Ok(packed),
         Err(e) if base.explicit => Err(e.context(format!(
             "the file packed on {} does not start; pack without --base",
@@ -222,11 +232,19 @@ pub fn inspect(
                 tokio.block_on(runtime.load_packed(&packed, &packed.header.plugin_id))?;
             let (grant, limits) = resolve(&packed.header.policy)?;
             let verdict = crate::signing::verify(trust, &packed.header, packed.component());
+            let bad = matches!(verdict, crate::signing::Verdict::Bad { .. });
             print_inspection(
                 tokio,
                 PluginHost::new(component, grant, limits),
                 Some((&packed, verdict)),
-            )
+            )?;
+            if bad {
+                bail!(
+                    "{}: the signature does not hold; do not install or run this file",
+                    file.display()
+                );
+            }
+            Ok(())
         }
         None => {
             let component = tokio.block_on(runtime.load_file(file))?;

@@ -209,8 +209,13 @@ pub fn run_packed(
                  Run with no arguments it speaks the LingXi JSON-Lines protocol on stdin/stdout,\n\
                  sandboxed with the grants it was packed with; a LingXi host starts it that way.\n\n\
                  Usage: {exe} [inspect | --help | --version]\n\n  \
-                 inspect    print the manifest, tools, commands, hooks and grants\n  \
+                 inspect    {inspect}\n  \
                  --version  print versions",
+                inspect = if base == "lingxi-wasm-run" {
+                    "print the manifest, tools, commands, hooks and grants"
+                } else {
+                    "(packed on the runtime-only base: run `lingxi-wasm-run inspect FILE`)"
+                },
                 id = printable(&header.plugin_id),
                 version = printable(&header.plugin_version),
                 exe = std::env::args_os()

@@ -34,10 +34,21 @@ const MAX_KEYS_FILE: u64 = 1 << 20;
 /// `keygen -o PREFIX`: writes `PREFIX.key` (secret, mode 0600) and
 /// `PREFIX.pub`, refusing to replace either.
 pub fn keygen(prefix: &Path, no_password: bool) -> Result<()> {
+    let stem = prefix
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty() && !prefix.is_dir())
+        .with_context(|| {
+            format!(
+                "-o {}: give a path prefix such as ~/keys/alice (writes alice.key and alice.pub)",
+                prefix.display()
+            )
+        })?;
     let secret_path = with_suffix(prefix, "key");
     let public_path = with_suffix(prefix, "pub");
     for path in [&secret_path, &public_path] {
-        if path.exists() {
+        // A dangling link exists too: it is never followed.
+        if path.symlink_metadata().is_ok() {
             bail!(
                 "{} exists; choose another -o PREFIX (keys are never overwritten)",
                 path.display()
@@ -51,8 +62,9 @@ pub fn keygen(prefix: &Path, no_password: bool) -> Result<()> {
     }
     .map_err(|e| anyhow::anyhow!("cannot generate a key pair: {e}"))?;
     let id = key_id(pair.pk.keynum());
+    // The comment names the key in `list` and `inspect`.
     let public = format!(
-        "untrusted comment: lingxi-wasm public key {id}\n{}\n",
+        "untrusted comment: {stem} (lingxi-wasm public key {id})\n{}\n",
         pair.pk.to_base64()
     );
     let secret = pair
@@ -101,8 +113,18 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
 /// The secret key at `path`, decrypted with the password from
 /// [`PASSWORD_ENV`] or the terminal.
 pub fn load_secret_key(path: &Path) -> Result<SecretKey> {
-    let text = std::fs::read_to_string(path)
+    let text = read_small(path)
         .with_context(|| format!("cannot read the secret key {}", path.display()))?;
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o077 != 0 {
+            eprintln!(
+                "warning: the secret key {} can be read by other users; make it private (chmod 600)",
+                path.display()
+            );
+        }
+    }
     let boxed = || {
         SecretKeyBox::from_string(&text)
             .map_err(|e| anyhow::anyhow!("{} is not a minisign secret key: {e}", path.display()))
@@ -166,16 +188,17 @@ impl Trust {
     pub fn load(file: Option<&Path>, given: &[String]) -> Result<Trust> {
         let mut trust = Trust::default();
         match file {
-            Some(file) => trust.read_file(file)?,
+            Some(file) => trust.read_file(file, true)?,
             None => {
                 if let Some(file) = default_keys_file().filter(|f| f.exists()) {
-                    trust.read_file(&file)?;
+                    trust.read_file(&file, true)?;
                 }
             }
         }
         for key in given {
             if Path::new(key).is_file() {
-                trust.read_file(Path::new(key))?;
+                // A key file named on the command line is the user's choice.
+                trust.read_file(Path::new(key), false)?;
             } else {
                 let parsed = PublicKey::from_base64(key.trim()).map_err(|_| {
                     anyhow::anyhow!(
@@ -189,12 +212,13 @@ impl Trust {
     }
 
     /// Reads minisign public keys, one per line (blank lines and `#` comments
-    /// skipped); an `untrusted comment:` line names the key after it.
-    fn read_file(&mut self, path: &Path) -> Result<()> {
-        use std::io::Read;
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_KEYS_FILE).read_to_string(&mut text))
+    /// skipped); an `untrusted comment:` line names the key after it. A
+    /// `shared` file (the trusted-keys file) must be the user's alone.
+    fn read_file(&mut self, path: &Path, shared: bool) -> Result<()> {
+        if shared {
+            only_mine(path)?;
+        }
+        let text = read_small(path)
             .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
         let mut name = None;
         for (n, line) in text.lines().enumerate() {
@@ -218,10 +242,50 @@ impl Trust {
         }
         Ok(())
     }
+}
 
-    fn find(&self, keynum: &[u8]) -> Option<&(PublicKey, String)> {
-        self.keys.iter().find(|(k, _)| k.keynum() == keynum)
+/// A key file's text: a regular file of at most [`MAX_KEYS_FILE`] bytes.
+fn read_small(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if !file.metadata()?.is_file() {
+        bail!("not a regular file");
     }
+    let mut bytes = Vec::new();
+    file.take(MAX_KEYS_FILE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_KEYS_FILE {
+        bail!("larger than {MAX_KEYS_FILE} bytes");
+    }
+    String::from_utf8(bytes).context("not text")
+}
+
+/// Refuses a trusted-keys file that someone else could have written: it
+/// and its folder must be the user's and writable by nobody else (as the
+/// compile cache requires of its folder).
+fn only_mine(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let folder = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        for (what, place) in [("file", path), ("folder", folder)] {
+            let meta = std::fs::metadata(place)
+                .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
+            let sticky_tmp = what == "folder" && meta.mode() & 0o1000 != 0;
+            if meta.uid() != me || (meta.mode() & 0o022 != 0 && !sticky_tmp) {
+                bail!(
+                    "trusted keys in {} are not used: its {what} {} belongs to another user or can be written by others (fix it with chmod go-w, or pass keys with --trust)",
+                    path.display(),
+                    place.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What the signature of a packed plugin says.
@@ -277,42 +341,60 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
         Err(e) => return bad(format!("not a minisign signature ({e})")),
     };
     let key = key_id(signature.keynum());
-    let Some((public, name)) = trust.find(signature.keynum()) else {
-        return Verdict::UnknownKey { key };
-    };
-    if let Err(e) = minisign::verify(
-        public,
-        &signature,
-        Cursor::new(component),
-        true,
-        false,
-        false,
-    ) {
-        return bad(format!(
-            "key {key}: {e}: the component is not what was signed"
-        ));
-    }
+    // What the signed comment claims is checked first, by anyone: a
+    // signature that names another plugin, version or component is not one
+    // of this file, whoever's key made it.
     let comment = signature.trusted_comment().unwrap_or_default();
     let field = |name: &str| {
         comment
             .split(' ')
             .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
             .unwrap_or("")
+            .to_owned()
     };
-    let (id, version) = (field("plugin"), field("version"));
-    if id != header.plugin_id || version != header.plugin_version {
+    let (id, version, sha) = (field("plugin"), field("version"), field("component-sha256"));
+    if id != header.plugin_id || version != header.plugin_version || sha != sha256_hex(component) {
         return bad(format!(
-            "key {key} signed plugin {} {}, but this file says {} {}",
-            printable(id),
-            printable(version),
+            "key {key} signed plugin {} {} (component sha256:{}), but this file holds {} {} (sha256:{})",
+            printable(&id),
+            printable(&version),
+            printable(&sha),
             printable(&header.plugin_id),
-            printable(&header.plugin_version)
+            printable(&header.plugin_version),
+            sha256_hex(component)
         ));
     }
-    Verdict::Verified {
-        key,
-        name: name.clone(),
+    // Key ids are not secret: every trusted key with this id is tried.
+    let mut candidates = trust
+        .keys
+        .iter()
+        .filter(|(k, _)| k.keynum() == signature.keynum())
+        .peekable();
+    if candidates.peek().is_none() {
+        return Verdict::UnknownKey { key };
     }
+    let mut failure = String::new();
+    for (public, name) in candidates {
+        match minisign::verify(
+            public,
+            &signature,
+            Cursor::new(component),
+            true,
+            false,
+            false,
+        ) {
+            Ok(()) => {
+                return Verdict::Verified {
+                    key,
+                    name: name.clone(),
+                };
+            }
+            Err(e) => failure = e.to_string(),
+        }
+    }
+    bad(format!(
+        "key {key}: {failure}: the component is not what was signed"
+    ))
 }
 
 /// A minisign key id as minisign prints it.

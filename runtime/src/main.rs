@@ -32,9 +32,16 @@ fn main() {
     }
 }
 
-/// Run without a plugin: only `--version` (what `pack` checks) means anything.
+/// Run without a plugin: only `--version` (what `pack` checks) means
+/// anything. A file not named lingxi-wasm-rt is a packed plugin whose end
+/// was cut off or changed.
 fn bare() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let exe = std::env::current_exe().ok();
+    let named_rt = exe
+        .as_deref()
+        .and_then(|p| p.file_stem())
+        .is_some_and(|stem| stem == NAME);
     match args
         .iter()
         .map(String::as_str)
@@ -45,6 +52,10 @@ fn bare() -> anyhow::Result<()> {
             println!("{NAME} {} (runtime-only)", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
+        _ if !named_rt => anyhow::bail!(
+            "no plugin is embedded in {}: it is a packed plugin whose end was cut off or changed; reinstall it with `lingxi-wasm-run install`",
+            exe.map(|p| p.display().to_string()).unwrap_or_default()
+        ),
         _ => anyhow::bail!(
             "{NAME} is the runtime-only base that `lingxi-wasm-run pack` puts a plugin on; it runs nothing by itself (run `lingxi-wasm-run pack app.wasm -o my-plugin`)"
         ),

@@ -117,6 +117,23 @@ fn damaged_code_never_starts() {
         stderr.contains("precompiled code does not match"),
         "{stderr}"
     );
+
+    // Cut short or lengthened: no trailer, so the base finds no plugin, and
+    // says that the file was cut, not what the base is.
+    let original = std::fs::read(&exe).unwrap();
+    for changed in [
+        original[..original.len() - 1].to_vec(),
+        [&original[..], b"x"].concat(),
+    ] {
+        std::fs::write(&damaged, &changed).unwrap();
+        let out = lingxi_spawn(&damaged, dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success() && out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("cut off or changed"), "{stderr}");
+    }
 }
 
 #[test]
@@ -129,7 +146,20 @@ fn the_runtime_base_alone_and_bases_that_are_not_ours() {
     assert!(stderr.contains("runs nothing by itself"), "{stderr}");
     let probe = crate::support::guest("probe");
     let out_file = d.join("p");
-    for base in ["/bin/true", "/bin/echo"] {
+    // A script that prints the right words is not a base either, and it is
+    // never run (its file with a payload after it would be run by a shell).
+    let script = d.join("fake-rt");
+    let marker = d.join("ran");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntouch {}\necho 'lingxi-wasm-rt 0.1.0 (runtime-only)'\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for base in ["/bin/true", "/bin/echo", script.to_str().unwrap()] {
         let args = [
             "pack",
             probe.to_str().unwrap(),
@@ -146,4 +176,8 @@ fn the_runtime_base_alone_and_bases_that_are_not_ours() {
         );
         assert!(!out_file.exists());
     }
+    assert!(
+        !marker.exists(),
+        "pack ran the script it was given as a base"
+    );
 }

@@ -79,6 +79,18 @@ fn signed_install_list_and_inspect_show_who_signed() {
         out.contains("which you do not trust: not verified"),
         "{out}"
     );
+    // A trusted-keys file someone else can write is not used.
+    let keys = d.join(".lingxiagent/lingxi-wasm-trusted-keys");
+    std::fs::copy(&public, &keys).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let (ok, _, err) = launcher(d, d, &["list"]);
+    assert!(!ok);
+    assert!(
+        err.contains("are not used") && err.contains("chmod go-w"),
+        "{err}"
+    );
+    std::fs::remove_file(&keys).unwrap();
 
     // It still runs as LingXi runs it.
     let installed = project.path().join(".lingxi/plugins/com.lingxi.test-probe");
@@ -183,8 +195,12 @@ fn a_tampered_signed_payload_is_never_installed() {
         );
         assert!(!project.path().join(".lingxi/plugins").exists());
     }
-    let (_, out, _) = launcher(d, d, &["inspect", s(&tampered), "--trust", s(&public)]);
+    let (ok, out, err) = launcher(d, d, &["inspect", s(&tampered), "--trust", s(&public)]);
     assert!(out.contains("signature    BAD SIGNATURE"), "{out}");
+    assert!(
+        !ok && err.contains("do not install or run this file"),
+        "{err}"
+    );
 
     // A signature moved onto another plugin's package.
     let other = pack_plugin(d, "quickstart", &[]);
@@ -215,6 +231,15 @@ fn a_tampered_signed_payload_is_never_installed() {
     );
     assert!(!ok);
     assert!(err.contains("BAD SIGNATURE"), "{err}");
+    // Even when nobody trusts the key: the signature names another plugin.
+    let project = tempfile::tempdir().unwrap();
+    let args = ["install", s(&moved), "--project", s(project.path())];
+    let (ok, _, err) = launcher(d, d, &args);
+    assert!(!ok);
+    assert!(
+        err.contains("BAD SIGNATURE") && err.contains("signed plugin com.lingxi.test-probe"),
+        "{err}"
+    );
 }
 
 #[test]

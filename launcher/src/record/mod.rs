@@ -59,6 +59,7 @@ pub struct Recorder {
     start: Instant,
     pending: HashMap<String, Instant>,
     stderr_kept: usize,
+    /// Nothing more is written: the plugin ended, or writing failed.
     failed: bool,
 }
 
@@ -152,15 +153,23 @@ impl Recorder {
         self.write(Value::Object(event));
     }
 
-    /// Records how the plugin ended.
+    /// Records how the plugin ended: the last line of the recording (what
+    /// other threads still pass on after it is not recorded).
     pub fn exit(&mut self, code: Option<i32>) {
         let t = Self::ms(self.start);
         self.write(json!({"exit": code, "t": t}));
+        self.failed = true;
     }
 
+    /// Writes one event as one line, in one write: a process that ends
+    /// between two events never leaves half a line.
     fn write(&mut self, event: Value) {
-        let ok = writeln!(self.out, "{event}").and_then(|()| self.out.flush());
-        if let Err(e) = ok {
+        if self.failed {
+            return;
+        }
+        let mut line = event.to_string().into_bytes();
+        line.push(b'\n');
+        if let Err(e) = self.out.write_all(&line).and_then(|()| self.out.flush()) {
             // The session goes on; only its recording stops.
             tracing::warn!("recording stopped: cannot write it ({e})");
             self.failed = true;
@@ -228,6 +237,16 @@ impl Lines {
         self.buf.clear();
         self.total = 0;
     }
+}
+
+/// Creates the folder recordings go into (and its parents), private to
+/// the user where it is new.
+pub fn create_folder(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 /// Opens `path` for a new recording (never over an existing file), readable

@@ -42,11 +42,14 @@ fn is_component(path: &Path) -> bool {
 /// the session into `out`, and returns the plugin's exit code.
 pub fn record(out: &Path, plugin: &[String]) -> Result<i32> {
     let mut command = plugin_command(plugin)?;
-    let file = super::create(out).with_context(|| {
-        format!(
-            "cannot create the recording {} (an existing file is never overwritten)",
-            out.display()
-        )
+    let file = super::create(out).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                "it exists, and a recording never overwrites a file".to_owned()
+            }
+            _ => e.to_string(),
+        };
+        anyhow::anyhow!("cannot create the recording {}: {why}", out.display())
     })?;
     let recorder = Recorder::new(Box::new(file), plugin)
         .with_context(|| format!("cannot write {}", out.display()))?;

@@ -12,6 +12,8 @@ use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use serde_json::Value;
 
+use lingxi_wasm_host::printable;
+
 use super::diff::{self, Mask};
 
 /// Longest response line read.
@@ -61,26 +63,34 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
     {
         masks.push(Mask::parse(rule).map_err(|e| anyhow::anyhow!("--mask {rule:?}: {e}"))?);
     }
-    let plugin = if args.plugin.is_empty() {
-        header["recorded"]["command"]
+    // A recording is data: the command it names is shown, never run (a
+    // shared recording could name any command).
+    if args.plugin.is_empty() {
+        let recorded = header["recorded"]["command"]
             .as_array()
             .map(|c| {
                 c.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
             })
-            .filter(|c: &Vec<String>| !c.is_empty())
-            .context("the recording names no command: give the plugin after `--`")?
-    } else {
-        args.plugin
-    };
+            .filter(|c| !c.is_empty());
+        match recorded {
+            Some(command) => bail!(
+                "give the plugin to replay against after `--`; this recording was made with: {}",
+                printable(&command)
+            ),
+            None => bail!("give the plugin to replay against after `--`"),
+        }
+    }
+    let plugin = args.plugin;
     let mut child = super::plugin_command(&plugin)?
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("cannot start {}", plugin.join(" ")))?;
-    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         bail!("cannot connect to {}", plugin.join(" "));
     };
     let responses = read_lines(stdout);
@@ -91,7 +101,9 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
     );
 
     let mut sent: HashMap<String, (Instant, String)> = HashMap::new();
-    let (mut requests, mut compared, mut differing) = (0, 0, 0);
+    // `None` once a last line without a newline was sent: that is EOF.
+    let mut stdin = Some(stdin);
+    let (mut requests, mut compared, mut differing, mut extra) = (0, 0, 0, 0);
     let mut latencies: (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let mut stopped = None;
     for (n, step) in steps {
@@ -105,16 +117,22 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
                         .unwrap_or_default();
                     sent.insert(id, (Instant::now(), method));
                 }
-                let written = stdin
-                    .write_all(&line)
-                    .and_then(|()| {
-                        if partial {
-                            Ok(())
-                        } else {
-                            stdin.write_all(b"\n")
-                        }
-                    })
-                    .and_then(|()| stdin.flush());
+                let written = match stdin.as_mut() {
+                    Some(pipe) => pipe
+                        .write_all(&line)
+                        .and_then(|()| {
+                            if partial {
+                                Ok(())
+                            } else {
+                                pipe.write_all(b"\n")
+                            }
+                        })
+                        .and_then(|()| pipe.flush()),
+                    None => Err(std::io::ErrorKind::BrokenPipe.into()),
+                };
+                if partial {
+                    stdin = None;
+                }
                 if written.is_err() {
                     stopped = Some(format!("line {n}: the plugin stopped reading requests"));
                     break;
@@ -187,22 +205,27 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
     // was not in the recording.
     drop(stdin);
     if stopped.is_none() {
-        while let Ok(Ok(extra)) = responses.recv_timeout(args.timeout) {
-            differing += 1;
+        while let Ok(Ok(line)) = responses.recv_timeout(args.timeout) {
+            extra += 1;
             println!("after the last line: a response that is not in the recording");
-            println!("  {}", extra.chars().take(200).collect::<String>());
+            println!("  {}", line.chars().take(200).collect::<String>());
         }
     }
     let _ = child.kill();
     let _ = child.wait();
-    println!(
-        "{requests} requests sent, {compared} responses compared: {}",
-        match differing {
-            0 => "all match".to_owned(),
-            1 => "1 differs".to_owned(),
-            n => format!("{n} differ"),
-        }
-    );
+    if let Some(reason) = &stopped {
+        println!("stopped early: {reason}");
+    }
+    let verdict = match (differing, &stopped) {
+        (0, None) => "all match".to_owned(),
+        (0, Some(_)) => "none differs before the replay stopped".to_owned(),
+        (1, _) => "1 differs".to_owned(),
+        (n, _) => format!("{n} differ"),
+    };
+    println!("{requests} requests sent, {compared} responses compared: {verdict}");
+    if extra > 0 {
+        println!("{extra} response(s) the recording does not have");
+    }
     if !latencies.0.is_empty() {
         println!(
             "median latency: recorded {:.3} ms, now {:.3} ms",
@@ -210,10 +233,7 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
             median(&mut latencies.1)
         );
     }
-    if let Some(reason) = &stopped {
-        println!("stopped early: {reason}");
-    }
-    Ok(differing == 0 && stopped.is_none())
+    Ok(differing == 0 && extra == 0 && stopped.is_none())
 }
 
 /// The header and the steps of a transcript; `stderr`, `exit` and timing

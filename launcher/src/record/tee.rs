@@ -28,7 +28,7 @@ impl Tee {
     /// without it: recording never stops a plugin from serving.
     pub fn start(dir: &Path, id: &str) -> Option<Tee> {
         let path = session_file(dir, id);
-        let file = std::fs::create_dir_all(dir).and_then(|()| super::create(&path));
+        let file = super::create_folder(dir).and_then(|()| super::create(&path));
         let command: Vec<String> = std::env::current_exe()
             .map(|exe| vec![exe.display().to_string()])
             .unwrap_or_default();

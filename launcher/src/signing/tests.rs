@@ -57,6 +57,28 @@ fn a_signature_holds_only_for_its_component_plugin_and_key() {
             .to_string()
             .contains("signed plugin com.example.p 1.0.0")
     );
+    // ... whether or not the key is trusted: the claim alone is false.
+    let verdict = verify(&Trust::default(), &other, component);
+    assert!(matches!(verdict, Verdict::Bad { .. }), "{verdict}");
+
+    // Two trusted keys with the same id: each is tried.
+    let mallory = pair();
+    let mut both = Trust::default();
+    let alias = {
+        let mut raw = mallory.pk.to_bytes();
+        raw[2..10].copy_from_slice(alice.pk.keynum());
+        minisign::PublicKey::from_bytes(&raw).unwrap()
+    };
+    both.keys.push((alias, "mallory".into()));
+    both.keys.push((alice.pk.clone(), "alice".into()));
+    let verdict = verify(&both, &signed, component);
+    assert_eq!(
+        verdict,
+        Verdict::Verified {
+            key: key_id(alice.pk.keynum()),
+            name: "alice".into()
+        }
+    );
 
     // Nobody trusts the key: nothing is proven.
     let verdict = verify(&Trust::default(), &signed, component);
