@@ -20,5 +20,6 @@ mod polyglot;
 mod record;
 mod runtime_base;
 mod signing;
+mod soak;
 mod support;
 mod workspace_stats;

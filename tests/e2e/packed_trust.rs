@@ -20,6 +20,7 @@ fn forge(from: &Path, to: &Path, change: impl FnOnce(&mut pack::PackHeader, &mut
     let mut precompiled = packed.precompiled().to_vec();
     change(&mut header, &mut precompiled);
     header.precompiled_len = precompiled.len() as u64;
+    header.precompiled_blake3 = Some(pack::blake3_hex(&precompiled));
     let bytes = pack::build(&launcher, &header, packed.component(), &precompiled).unwrap();
     std::fs::write(to, bytes).unwrap();
     #[cfg(unix)]

@@ -133,7 +133,12 @@ impl PolicySpec {
             path: path.to_owned(),
             source,
         })?;
-        toml::from_str(&text).map_err(|e| PolicyError::Parse {
+        Self::from_toml(&text, path)
+    }
+
+    /// Parses the text of a policy file (`path` only names it in errors).
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, PolicyError> {
+        toml::from_str(text).map_err(|e| PolicyError::Parse {
             path: path.to_owned(),
             message: e.to_string(),
         })
@@ -211,12 +216,15 @@ impl PolicySpec {
         };
         let mut limits = Limits::default();
         if let Some(seconds) = self.timeout {
-            if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-                return Err(PolicyError::Limit(format!(
-                    "--timeout {seconds}: give a number of seconds above 0 and at most 3600, e.g. --timeout 2.5"
-                )));
-            }
-            limits.call_timeout = Duration::from_secs_f64(seconds);
+            // Checked as a Duration: 1e-300 s is above 0 but a zero deadline.
+            limits.call_timeout = Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|t| !t.is_zero() && *t <= Duration::from_secs(3600))
+                .ok_or_else(|| {
+                    PolicyError::Limit(format!(
+                        "--timeout {seconds}: give a number of seconds above 0 and at most 3600, e.g. --timeout 2.5"
+                    ))
+                })?;
         }
         if let Some(mib) = self.max_memory {
             limits.max_memory_bytes = mib
@@ -309,101 +317,4 @@ fn parse_env(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_policy_file_parses_and_rejects_typos() {
-        let spec: PolicySpec = toml::from_str(
-            "grant = [\"projectRead\"]\nallow-net = [\"*:443\"]\nenv = [\"A=1\"]\ntimeout = 1.5\n",
-        )
-        .unwrap();
-        let (grant, limits) = spec.resolve(|_| None).unwrap();
-        assert_eq!(grant.capabilities, Some(vec![Capability::ProjectRead]));
-        assert_eq!(grant.env, vec![("A".to_owned(), "1".to_owned())]);
-        assert_eq!(limits.call_timeout, Duration::from_millis(1500));
-        assert!(toml::from_str::<PolicySpec>("allow_net = []").is_err());
-    }
-
-    #[test]
-    fn command_line_lays_over_the_file() {
-        let file = PolicySpec {
-            grant: Some(vec!["none".into()]),
-            env: vec!["A=1".into()],
-            ..Default::default()
-        };
-        let cli = PolicySpec {
-            env: vec!["B".into()],
-            timeout: Some(1.0),
-            ..Default::default()
-        };
-        let merged = file.merge(cli);
-        assert_eq!(merged.grant, Some(vec!["none".into()]));
-        let (grant, _) = merged
-            .resolve(|k| (k == "B").then(|| "from-env".into()))
-            .unwrap();
-        assert_eq!(grant.capabilities, Some(vec![]));
-        assert_eq!(
-            grant.env,
-            vec![("A".into(), "1".into()), ("B".into(), "from-env".into())]
-        );
-    }
-
-    #[test]
-    fn bad_values_say_what_to_write() {
-        let bad = |spec: PolicySpec| spec.resolve(|_| None).unwrap_err().to_string();
-        assert!(
-            bad(PolicySpec {
-                grant: Some(vec!["root".into()]),
-                ..Default::default()
-            })
-            .contains("unknown capability")
-        );
-        assert!(
-            bad(PolicySpec {
-                allow_read: vec!["/no/such/dir".into()],
-                ..Default::default()
-            })
-            .contains("--allow-read /no/such/dir")
-        );
-        for relative in ["../..", "data", "./x"] {
-            let message = bad(PolicySpec {
-                data_root: Some(relative.into()),
-                ..Default::default()
-            });
-            assert!(
-                message.contains("--data-root") && message.contains("must be absolute"),
-                "{message}"
-            );
-            let message = bad(PolicySpec {
-                allow_write: vec![relative.into()],
-                ..Default::default()
-            });
-            assert!(
-                message.contains("--allow-write") && message.contains("must be absolute"),
-                "{message}"
-            );
-        }
-        assert!(
-            bad(PolicySpec {
-                env: vec!["=x".into()],
-                ..Default::default()
-            })
-            .contains("KEY=VALUE")
-        );
-        assert!(
-            bad(PolicySpec {
-                timeout: Some(0.0),
-                ..Default::default()
-            })
-            .contains("--timeout")
-        );
-        assert!(
-            bad(PolicySpec {
-                allow_net: vec!["nope".into()],
-                ..Default::default()
-            })
-            .contains("host:port")
-        );
-    }
-}
+mod tests;

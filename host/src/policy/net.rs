@@ -69,16 +69,18 @@ impl FromStr for NetRule {
             if suffix.is_empty() || suffix.contains('*') {
                 return Err(fail("a wildcard must be a whole leading label"));
             }
+            // Like a name: a suffix with spaces, control or non-ASCII
+            // characters never matches a name as WASI resolves it, and would
+            // not print back as the same rule.
+            if !is_name(suffix) {
+                return Err(fail("the host is not a name, an IP address or a wildcard"));
+            }
             HostPattern::Subdomains(format!(".{suffix}"))
         } else if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
             HostPattern::Ip(v6.parse().map_err(|_| fail("not an IPv6 address"))?)
         } else if let Ok(ip) = host.parse::<IpAddr>() {
             HostPattern::Ip(ip)
-        } else if !host.is_empty()
-            && host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-        {
+        } else if !host.is_empty() && is_name(&host) {
             HostPattern::Name(host)
         } else {
             return Err(fail("the host is not a name, an IP address or a wildcard"));
@@ -99,6 +101,12 @@ impl FromStr for NetRule {
         };
         Ok(NetRule { host, ports })
     }
+}
+
+/// Letters, digits, `-` and `.`: a host name as a rule writes it.
+fn is_name(host: &str) -> bool {
+    host.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
 }
 
 impl fmt::Display for NetRule {

@@ -56,6 +56,9 @@ impl DataDir {
     /// empty files counts too). The walk stops as soon as the total passes
     /// the quota, so it visits at most quota / 4 KiB entries however many the
     /// directory holds: past the quota, the answer is a lower bound.
+    /// Entries that vanish during the walk (renamed or removed by another
+    /// instance of the plugin: a set's sessions share the directory) take
+    /// no space and are skipped.
     pub fn usage(&self) -> io::Result<u64> {
         fn walk(dir: &Path, total: &mut u64, stop: u64) -> io::Result<()> {
             for entry in std::fs::read_dir(dir)? {
@@ -63,10 +66,16 @@ impl DataDir {
                     return Ok(());
                 }
                 let entry = entry?;
-                let meta = entry.path().symlink_metadata()?;
+                let meta = match entry.path().symlink_metadata() {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    meta => meta?,
+                };
                 *total = total.saturating_add(meta.len().max(4096));
                 if meta.is_dir() {
-                    walk(&entry.path(), total, stop)?;
+                    match walk(&entry.path(), total, stop) {
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                        walked => walked?,
+                    }
                 }
             }
             Ok(())
@@ -142,5 +151,50 @@ mod tests {
         }
         assert!(dir.usage().unwrap() < 10_000 + 3 * 8192);
         assert!(DataDir::open(root.path(), "../evil", 1).is_err());
+    }
+
+    /// A set's sessions each have an instance of the plugin, all writing
+    /// to its one data directory: an entry another instance renames or
+    /// removes while the walk runs must not fail the walk (a failed walk
+    /// reads as "over quota" and fails a call that only stored a key).
+    #[test]
+    fn usage_survives_entries_vanishing_during_the_walk() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let root = tempfile::tempdir().unwrap();
+        let dir = DataDir::open(root.path(), "com.example.p", 1 << 30).unwrap();
+        let kv = dir.path().join("kv");
+        std::fs::create_dir_all(&kv).unwrap();
+        for i in 0..1000 {
+            std::fs::write(kv.join(format!("k{i}")), b"value").unwrap();
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = std::thread::spawn({
+            let (stop, kv, sub) = (stop.clone(), kv.clone(), dir.path().join("sub"));
+            move || {
+                for i in 0u64.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    // Names that vanish between the listing and their stat,
+                    // as a key's temporary file does when the SDK stores it.
+                    let (key, moved) = (kv.join(format!("k{}", i % 1000)), kv.join("moved"));
+                    std::fs::rename(&key, &moved).unwrap();
+                    std::fs::rename(&moved, &key).unwrap();
+                    // And a folder that comes and goes.
+                    if i % 64 == 0 {
+                        let _ = std::fs::create_dir(&sub);
+                        let _ = std::fs::remove_dir(&sub);
+                    }
+                }
+            }
+        });
+        let failed = (0..200).filter(|_| dir.usage().is_err()).count();
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        assert_eq!(
+            failed, 0,
+            "walks failed while another writer renamed entries"
+        );
     }
 }

@@ -190,7 +190,7 @@ fn request_id(line: &[u8]) -> Option<String> {
 }
 
 /// Cuts a byte stream into lines for a recorder; a line's bytes beyond
-/// [`MAX_RECORDED_LINE`] are counted, not kept.
+/// the cap (64 MiB) are counted, not kept.
 pub struct Lines {
     dir: Dir,
     buf: Vec<u8>,

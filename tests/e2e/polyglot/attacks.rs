@@ -159,7 +159,7 @@ per_language! {
         let t = Tree::new();
         // A generous deadline: this row is about the result limit, and an
         // interpreter in a debug host builds 100 MB slowly.
-        let r = attempt(&mut start(lang, &t, &["--timeout", "30"]), "big-result", "100");
+        let r = attempt(&mut start(lang, &t, &["--timeout", "120"]), "big-result", "100");
         denied(&r, "more than the 16 MiB result limit");
     }
 

@@ -25,6 +25,12 @@ fn rules_parse_and_print_back() {
         "*.:1",
         "a.*.com:1",
         "[zz]:1",
+        // Found by fuzzing (fuzz/regressions/net/): these printed back as
+        // another rule, and could never match a name.
+        "*. .:0",
+        "*.\u{c}.:0",
+        "*.a b:1",
+        "*.bücher.example:1",
     ] {
         assert!(bad.parse::<NetRule>().is_err(), "{bad}");
     }
