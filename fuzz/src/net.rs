@@ -94,13 +94,13 @@ fn round_trip(line: &str, rule: &NetRule) -> Result<Kind, Violation> {
     })
 }
 
-/// `text` as an IP literal (IPv6 in brackets or not).
+/// `text` as an IP literal: IPv6 in brackets or not, IPv4 without (as URIs
+/// and socket addresses write them: `[0.0.0.0]` is neither).
 fn ip_literal(text: &str) -> Option<IpAddr> {
-    let bare = text
-        .strip_prefix('[')
-        .and_then(|t| t.strip_suffix(']'))
-        .unwrap_or(text);
-    bare.parse().ok()
+    match text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6),
+        None => text.parse().ok(),
+    }
 }
 
 /// `name` as WASI resolves it, if that is an IP address.
@@ -160,6 +160,9 @@ mod tests {
             Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)))
         );
         assert_eq!(ip_literal("[::1]"), "::1".parse().ok());
+        // Found by fuzzing (fuzz/regressions/net/): no URI or socket
+        // address reads this as 0.0.0.0, so the guard need not either.
+        assert_eq!(ip_literal("[0.0.0.0]"), None);
         assert_eq!(resolves_as_ip("example.com"), None);
     }
 }

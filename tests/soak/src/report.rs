@@ -206,7 +206,7 @@ impl Report {
                 let growth = summary.rss_growth_pct();
                 fail(
                     growth > max,
-                    format!("RSS (medians) grew {growth:.1}% after warm-up (limit {max}%)"),
+                    format!("RSS (floor) grew {growth:.1}% after warm-up (limit {max}%)"),
                 );
             }
             if let Some(max) = limits.max_fd_growth {
@@ -280,9 +280,9 @@ impl Report {
                 );
                 let _ = writeln!(
                     out,
-                    "  RSS medians, the stretch after warm-up -> the last stretch as long: {:.1} -> {:.1} MiB ({:+.1}%, judged)",
-                    mib(s.warm_median_kib),
-                    mib(s.end_median_kib),
+                    "  RSS floor (lowest sample) of the stretch after warm-up -> of the last stretch as long: {:.1} -> {:.1} MiB ({:+.1}%, judged)",
+                    mib(s.warm_floor_kib),
+                    mib(s.end_floor_kib),
                     s.rss_growth_pct()
                 );
                 let _ = writeln!(

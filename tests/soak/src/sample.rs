@@ -86,11 +86,11 @@ pub struct Summary {
     pub last: Sample,
     /// The largest RSS seen, in KiB.
     pub peak_rss_kib: u64,
-    /// Median RSS of the samples in the stretch after warm-up that is as
-    /// long as the warm-up, in KiB.
-    pub warm_median_kib: u64,
-    /// Median RSS of the samples in the last stretch as long, in KiB.
-    pub end_median_kib: u64,
+    /// The lowest RSS of the samples in the stretch after warm-up that is
+    /// as long as the warm-up, in KiB.
+    pub warm_floor_kib: u64,
+    /// The lowest RSS in the last stretch as long, in KiB.
+    pub end_floor_kib: u64,
 }
 
 impl Summary {
@@ -104,34 +104,33 @@ impl Summary {
             .clone();
         let peak_rss_kib = samples.iter().map(|s| s.rss_kib).max().unwrap_or(0);
         let stretch = warm_from.max(1);
-        let median = |range: std::ops::Range<u64>| {
-            let mut rss: Vec<u64> = (samples.iter())
+        let floor = |range: std::ops::Range<u64>| {
+            (samples.iter())
                 .filter(|s| range.contains(&s.done))
                 .map(|s| s.rss_kib)
-                .collect();
-            rss.sort_unstable();
-            rss.get(rss.len() / 2).copied()
+                .min()
         };
-        let warm_median_kib = median(warm.done..warm.done + stretch).unwrap_or(warm.rss_kib);
+        let warm_floor_kib = floor(warm.done..warm.done + stretch).unwrap_or(warm.rss_kib);
         let end_from = last.done.saturating_sub(stretch).max(warm.done);
-        let end_median_kib = median(end_from..last.done + 1).unwrap_or(last.rss_kib);
+        let end_floor_kib = floor(end_from..last.done + 1).unwrap_or(last.rss_kib);
         Some(Summary {
             first,
             warm,
             last,
             peak_rss_kib,
-            warm_median_kib,
-            end_median_kib,
+            warm_floor_kib,
+            end_floor_kib,
         })
     }
 
-    /// RSS at the end against after warm-up, in percent, of the medians of
-    /// their stretches: what is judged. One sample can be tens of MiB off
-    /// with nothing leaked (a launcher that served a 17 MiB result keeps
-    /// that heap; one that did not is smaller).
+    /// RSS at the end against after warm-up, in percent, of the floors of
+    /// their stretches: what is judged. One sample can be tens of MiB above
+    /// the floor with nothing leaked (a launcher that served a 17 MiB result
+    /// keeps that heap, 41 MiB against 24; an instance whose memory a big
+    /// result grew keeps it until it is replaced); a leak lifts the floor.
     pub fn rss_growth_pct(&self) -> f64 {
-        let warm = self.warm_median_kib.max(1) as f64;
-        (self.end_median_kib as f64 - warm) * 100.0 / warm
+        let warm = self.warm_floor_kib.max(1) as f64;
+        (self.end_floor_kib as f64 - warm) * 100.0 / warm
     }
 
     /// The same of the first sample after warm-up and the last one.
@@ -186,12 +185,9 @@ mod tests {
         let summary = Summary::of(&series, 10).unwrap();
         assert_eq!(summary.warm.done, 10);
         assert!((summary.rss_growth_sampled_pct() - 10.0).abs() < 1e-9);
-        // Medians of [10, 20) and [20, 30]: 100 and 110.
-        assert_eq!(
-            (summary.warm_median_kib, summary.end_median_kib),
-            (100, 110)
-        );
-        assert!((summary.rss_growth_pct() - 10.0).abs() < 1e-9);
+        // Floors of [10, 20) and [20, 30]: 100 and 105.
+        assert_eq!((summary.warm_floor_kib, summary.end_floor_kib), (100, 105));
+        assert!((summary.rss_growth_pct() - 5.0).abs() < 1e-9);
         assert_eq!(summary.fd_growth(), 1);
         assert_eq!(summary.fd_changes(), ["+/f5"]);
         assert_eq!(summary.peak_rss_kib, 110);
