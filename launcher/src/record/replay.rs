@@ -16,6 +16,8 @@ use lingxi_wasm_host::printable;
 
 use super::diff::{self, Mask};
 
+/// Responses past the end of the recording shown before the replay stops.
+const MAX_EXTRA: usize = 20;
 /// Longest response line read.
 const MAX_RESPONSE: u64 = 256 * 1024 * 1024;
 
@@ -205,8 +207,14 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
     // was not in the recording.
     drop(stdin);
     if stopped.is_none() {
+        // A plugin that keeps talking cannot keep the replay going: the
+        // first responses past the recording are shown, then it stops.
         while let Ok(Ok(line)) = responses.recv_timeout(args.timeout) {
             extra += 1;
+            if extra > MAX_EXTRA {
+                println!("… more responses not in the recording; the replay stops here");
+                break;
+            }
             println!("after the last line: a response that is not in the recording");
             println!("  {}", line.chars().take(200).collect::<String>());
         }
@@ -320,7 +328,8 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
 
 /// The plugin's stdout, line by line, on a channel (so waits can time out).
 fn read_lines(stdout: impl Read + Send + 'static) -> mpsc::Receiver<std::io::Result<String>> {
-    let (tx, rx) = mpsc::channel();
+    // Bounded: a plugin that floods stdout waits for the replay to read.
+    let (tx, rx) = mpsc::sync_channel(16);
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
         loop {
