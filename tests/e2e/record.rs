@@ -182,6 +182,12 @@ fn replay_shows_a_readable_diff_and_masks_what_is_volatile() {
     );
     assert_eq!(code, 1, "{report}");
     assert!(report.contains("stopped early"), "{report}");
+    // A plugin that never stops answering cannot keep the replay going.
+    let one = dir.path().join("one.jsonl");
+    std::fs::write(&one, "{\"case\":\"x\"}\n{\"send\":\"{}\"}\n").unwrap();
+    let (code, report) = replay(&one, &[], &[Path::new("/usr/bin/yes"), Path::new("{}")]);
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains("the replay stops here"), "{report}");
     // A plugin that is not there: exit 2.
     let (code, _) = replay(&file, &[], &[&dir.path().join("nothing")]);
     assert_eq!(code, 2);
