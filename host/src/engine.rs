@@ -1,12 +1,12 @@
 //! The wasmtime engine and loaded components. One [`Runtime`] is shared by
 //! every plugin of a process: it owns the engine, the epoch ticker that
-//! enforces deadlines, and the linker with WASI and the LingXi imports.
+//! enforces deadlines, and the linkers with WASI and the LingXi imports.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::thread;
 
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -25,7 +25,8 @@ use crate::state::HostState;
 #[derive(Clone)]
 pub struct Runtime {
     pub(crate) engine: Engine,
-    pub(crate) linker: Arc<Linker<HostState>>,
+    /// One linker per set of imported interfaces (see `linker/imports.rs`).
+    pub(crate) linkers: Arc<crate::linker::Linkers>,
     cache: Option<CompileCache>,
 }
 
@@ -53,8 +54,6 @@ impl Runtime {
         }
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
 
-        let linker = crate::linker::build(&engine).map_err(|e| LoadError::Engine(e.to_string()))?;
-
         let weak = engine.weak();
         thread::Builder::new()
             .name("lingxi-wasm-epoch".into())
@@ -69,7 +68,7 @@ impl Runtime {
 
         Ok(Runtime {
             engine,
-            linker: Arc::new(linker),
+            linkers: Arc::default(),
             cache: settings.cache,
         })
     }
@@ -264,10 +263,12 @@ impl Runtime {
             name: name.to_owned(),
             reason: format!("{e:#}"),
         };
-        let instance_pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(world_error)?;
+        let imports = crate::linker::imported(&self.engine, &component);
+        let linker = self
+            .linkers
+            .get(&self.engine, imports)
+            .map_err(|e| LoadError::Engine(e.to_string()))?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(world_error)?;
         let pre = LingxiPluginPre::new(instance_pre).map_err(world_error)?;
         drop(component);
 

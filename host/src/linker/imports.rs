@@ -1,0 +1,215 @@
+//! Only what a component imports is linked: each WASI interface the host
+//! offers is one entry of [`OFFERED`], and a component's linker holds the
+//! entries its imports name (plus the LingXi imports, always). A plugin that
+//! reads no files gets no filesystem functions in its linker, and a packed
+//! plugin's start does not pay for the ~150 functions it never calls.
+//!
+//! Linkers are kept per set of interfaces, so many plugins that import the
+//! same ones share one. An import the host does not offer is left out here
+//! and refused by `instantiate_pre` as before, naming the import.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use wasmtime::Engine;
+use wasmtime::component::{Component, HasData, HasSelf, Linker, ResourceTable};
+use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
+use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sockets};
+use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
+use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
+use wasmtime_wasi::{WasiView, p2::bindings::LinkOptions};
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::bindings::http;
+use wasmtime_wasi_io::bindings::wasi::io;
+
+use crate::bindings::LingxiPlugin;
+use crate::state::HostState;
+
+/// Adds one interface to a linker.
+type Add = fn(&mut Linker<HostState>) -> wasmtime::Result<()>;
+
+/// The resource table, as wasmtime-wasi-io's host functions take it.
+struct Io;
+impl HasData for Io {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// Which interfaces a component imports: bit `i` is `OFFERED[i]`.
+pub(crate) type Set = u64;
+
+/// Every interface the host can link (name without its version), and how.
+/// The order is the order they are added in; `FILESYSTEM` and
+/// `NAME_LOOKUP` are replaced in part after (see `writes.rs`, `lookup.rs`).
+const OFFERED: [(&str, Add); 30] = [
+    ("wasi:io/error", |l| {
+        io::error::add_to_linker::<_, Io>(l, |t| t.ctx().table)
+    }),
+    ("wasi:io/poll", |l| {
+        io::poll::add_to_linker::<_, Io>(l, |t| t.ctx().table)
+    }),
+    ("wasi:io/streams", |l| {
+        io::streams::add_to_linker::<_, Io>(l, |t| t.ctx().table)
+    }),
+    ("wasi:clocks/wall-clock", |l| {
+        clocks::wall_clock::add_to_linker::<_, WasiClocks>(l, HostState::clocks)
+    }),
+    ("wasi:clocks/monotonic-clock", |l| {
+        clocks::monotonic_clock::add_to_linker::<_, WasiClocks>(l, HostState::clocks)
+    }),
+    ("wasi:filesystem/preopens", |l| {
+        filesystem::preopens::add_to_linker::<_, WasiFilesystem>(l, HostState::filesystem)
+    }),
+    ("wasi:filesystem/types", |l| {
+        filesystem::types::add_to_linker::<_, WasiFilesystem>(l, HostState::filesystem)
+    }),
+    ("wasi:random/random", |l| {
+        random::random::add_to_linker::<_, WasiRandom>(l, HostState::random)
+    }),
+    ("wasi:random/insecure", |l| {
+        random::insecure::add_to_linker::<_, WasiRandom>(l, HostState::random)
+    }),
+    ("wasi:random/insecure-seed", |l| {
+        random::insecure_seed::add_to_linker::<_, WasiRandom>(l, HostState::random)
+    }),
+    ("wasi:cli/exit", |l| {
+        cli::exit::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/environment", |l| {
+        cli::environment::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/stdin", |l| {
+        cli::stdin::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/stdout", |l| {
+        cli::stdout::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/stderr", |l| {
+        cli::stderr::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/terminal-input", |l| {
+        cli::terminal_input::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/terminal-output", |l| {
+        cli::terminal_output::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/terminal-stdin", |l| {
+        cli::terminal_stdin::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/terminal-stdout", |l| {
+        cli::terminal_stdout::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:cli/terminal-stderr", |l| {
+        cli::terminal_stderr::add_to_linker::<_, WasiCli>(l, HostState::cli)
+    }),
+    ("wasi:sockets/network", |l| {
+        let options = LinkOptions::default();
+        sockets::network::add_to_linker::<_, WasiSockets>(l, &(&options).into(), HostState::sockets)
+    }),
+    ("wasi:sockets/instance-network", |l| {
+        sockets::instance_network::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+    }),
+    ("wasi:sockets/tcp-create-socket", |l| {
+        sockets::tcp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+    }),
+    ("wasi:sockets/tcp", |l| {
+        sockets::tcp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+    }),
+    ("wasi:sockets/udp-create-socket", |l| {
+        sockets::udp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+    }),
+    ("wasi:sockets/udp", |l| {
+        sockets::udp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+    }),
+    (NAME_LOOKUP, |l| {
+        sockets::ip_name_lookup::add_to_linker::<_, WasiSockets>(l, HostState::sockets)?;
+        super::lookup::link_name_lookup(l)
+    }),
+    ("wasi:http/types", |l| {
+        let options = wasmtime_wasi_http::p2::bindings::LinkOptions::default();
+        http::types::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(
+            l,
+            &(&options).into(),
+            HostState::http,
+        )
+    }),
+    ("wasi:http/outgoing-handler", |l| {
+        http::outgoing_handler::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(l, HostState::http)
+    }),
+    // Last, after `wasi:filesystem/types` that it replaces in part.
+    (FILESYSTEM_WRITES, |l| super::writes::link(l)),
+];
+
+/// The interface whose name lookups are judged by the allow-list.
+const NAME_LOOKUP: &str = "wasi:sockets/ip-name-lookup";
+/// Not an interface: the writing functions of `wasi:filesystem/types`,
+/// replaced whenever that interface is linked.
+const FILESYSTEM_WRITES: &str = "wasi:filesystem/types#writes";
+
+/// The interfaces `component` imports, among those [`OFFERED`].
+pub(crate) fn imported(engine: &Engine, component: &Component) -> Set {
+    set_of(
+        component
+            .component_type()
+            .imports(engine)
+            .map(|(name, _)| name),
+    )
+}
+
+/// The set of the interfaces `names` (as a component names its imports,
+/// with or without a version) that the host offers.
+fn set_of<'a>(names: impl Iterator<Item = &'a str>) -> Set {
+    let mut set = 0;
+    for name in names {
+        let bare = name.split_once('@').map_or(name, |(bare, _)| bare);
+        for (i, (offered, _)) in OFFERED.iter().enumerate() {
+            let writes = *offered == FILESYSTEM_WRITES && bare == "wasi:filesystem/types";
+            if *offered == bare || writes {
+                set |= 1 << i;
+            }
+        }
+    }
+    set
+}
+
+/// A linker with the interfaces of `set` and the LingXi imports.
+fn build(engine: &Engine, set: Set) -> wasmtime::Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    for (i, (_, add)) in OFFERED.iter().enumerate() {
+        if set & (1 << i) != 0 {
+            add(&mut linker)?;
+        }
+    }
+    LingxiPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+/// The linkers of one engine, one per set of imported interfaces.
+#[derive(Default)]
+pub(crate) struct Linkers {
+    made: Mutex<HashMap<Set, Arc<Linker<HostState>>>>,
+}
+
+impl Linkers {
+    /// The linker for a component importing `set` (made on first use).
+    pub(crate) fn get(
+        &self,
+        engine: &Engine,
+        set: Set,
+    ) -> wasmtime::Result<Arc<Linker<HostState>>> {
+        let mut made = self
+            .made
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(linker) = made.get(&set) {
+            return Ok(linker.clone());
+        }
+        let linker = Arc::new(build(engine, set)?);
+        made.insert(set, linker.clone());
+        Ok(linker)
+    }
+}
+
+#[cfg(test)]
+mod tests;
