@@ -87,9 +87,14 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         );
     }
     let dir = plugin_dir(project)?;
+    // The file is read once: the bytes whose signature is checked are the
+    // bytes installed (a path read twice can change in between).
+    let file = lingxi_wasm_host::read_plugin_file(input)?;
+    let existing = pack::parse_bytes(input, &file)?;
+    let signing = check_signature(input, existing.as_ref(), &trust, signed_only)?;
     // Grants inside a packed file apply only if the user asks for them, and
     // then every one is printed: none is carried over unseen.
-    let (component, spec) = match (pack::read(input)?, grants) {
+    let (component, spec) = match (existing, grants) {
         (Some(existing), Grants::Keep) => {
             println!("keeping the grants packed into {}:", input.display());
             for line in describe(&existing.header.policy) {
@@ -114,12 +119,8 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
             "--keep-grants keeps the grants of a packed plugin, but {} is not one; give grant flags instead",
             input.display()
         ),
-        (None, Grants::Given(spec)) => (
-            std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?,
-            *spec,
-        ),
+        (None, Grants::Given(spec)) => (file, *spec),
     };
-    let signing = check_signature(input, &trust, signed_only)?;
     let record = record.map(record_dir).transpose()?;
     let name = input.display().to_string();
     let options = packed::PackOptions {
@@ -128,6 +129,13 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         base: None,
     };
     let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, options)?;
+    // The header just made holds the component's own id and version (the
+    // input's header is anyone's to edit): the kept signature must hold
+    // for them too.
+    let verdict = signing::verify(&trust, &header, &component);
+    if !matches!(verdict, Verdict::Unsigned) {
+        judge(input, &verdict, signed_only)?;
+    }
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
         bail!(
@@ -175,10 +183,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     for line in describe(&header.policy) {
         println!("{line}");
     }
-    println!(
-        "signature      {}",
-        signing::verify(&trust, &header, &component)
-    );
+    println!("signature      {verdict}");
     if let Some(dir) = &header.record {
         println!("records        every session into {}", dir.display());
     }
@@ -200,18 +205,33 @@ fn record_dir(dir: &Path) -> Result<PathBuf> {
 
 /// The signature `input` brings, checked: a bad one is always refused; an
 /// unsigned package or an unknown key only with `signed_only`.
-fn check_signature(input: &Path, trust: &Trust, signed_only: bool) -> Result<Signing<'static>> {
-    let packed = match pack::read(input) {
-        Ok(Some(packed)) => packed,
+fn check_signature(
+    input: &Path,
+    packed: Option<&pack::Packed>,
+    trust: &Trust,
+    signed_only: bool,
+) -> Result<Signing<'static>> {
+    let packed = match packed {
+        Some(packed) => packed,
         // A bare component carries no signature.
-        _ if signed_only => bail!(
+        None if signed_only => bail!(
             "{} is not a signed package, and --signed-only refuses it; install a file made by `pack --sign`",
             input.display()
         ),
-        _ => return Ok(Signing::None),
+        None => return Ok(Signing::None),
     };
     let verdict = signing::verify(trust, &packed.header, packed.component());
-    match (&verdict, signed_only) {
+    judge(input, &verdict, signed_only)?;
+    Ok(packed
+        .header
+        .signature
+        .clone()
+        .map_or(Signing::None, Signing::Keep))
+}
+
+/// Refuses `input` if its signature's `verdict` forbids installing it.
+fn judge(input: &Path, verdict: &Verdict, signed_only: bool) -> Result<()> {
+    match (verdict, signed_only) {
         (Verdict::Bad { .. }, _) => bail!(
             "{}: {verdict}; it was not installed (the file was changed after it was signed, or signed for another plugin)",
             input.display()
@@ -226,7 +246,7 @@ fn check_signature(input: &Path, trust: &Trust, signed_only: bool) -> Result<Sig
         ),
         (_, false) => eprintln!("note: {}: {verdict}", input.display()),
     }
-    Ok(packed.header.signature.map_or(Signing::None, Signing::Keep))
+    Ok(())
 }
 
 /// `list`: installed wrapped plugins in the project folder, then globally.

@@ -118,11 +118,7 @@ pub fn pack_bytes(
         format: pack::FORMAT,
         plugin_id: manifest.id.clone(),
         plugin_version: manifest.version.clone(),
-        declared: manifest
-            .capabilities
-            .iter()
-            .map(|c| c.wire_name().to_owned())
-            .collect(),
+        declared: declared(manifest),
         policy: spec,
         component_sha256: pack::sha256_hex(component),
         precompiled_blake3: Some(pack::blake3_hex(&precompiled)),
@@ -218,6 +214,54 @@ pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The wire names of the capabilities `manifest` declares.
+fn declared(manifest: &lingxi_wasm_host::types::Manifest) -> Vec<String> {
+    manifest
+        .capabilities
+        .iter()
+        .map(|c| c.wire_name().to_owned())
+        .collect()
+}
+
+/// How `header` differs from what its component says of itself, if it
+/// does. The header is not signed and anyone can edit it; the component's
+/// own manifest is what a signature is judged against and what `install`
+/// packs.
+pub(crate) fn header_mismatch(
+    header: &PackHeader,
+    manifest: &lingxi_wasm_host::types::Manifest,
+) -> Option<String> {
+    let said = |id: &str, version: &str, declared: &[String]| {
+        format!(
+            "{} {} declaring {}",
+            printable(id),
+            printable(version),
+            if declared.is_empty() {
+                "nothing".into()
+            } else {
+                declared.join(", ")
+            }
+        )
+    };
+    let own = said(&manifest.id, &manifest.version, &declared(manifest));
+    let header_manifest = header
+        .manifest
+        .as_ref()
+        .map(|m| said(&m.id, &m.version, &m.capabilities));
+    let claimed = said(&header.plugin_id, &header.plugin_version, &header.declared);
+    let dto_differs = header
+        .manifest
+        .as_ref()
+        .is_some_and(|m| *m != convert::manifest(manifest.clone()));
+    if claimed != own || dto_differs {
+        return Some(format!(
+            "its header says {}, but its component is {own}",
+            header_manifest.filter(|_| dto_differs).unwrap_or(claimed)
+        ));
+    }
+    None
+}
+
 /// `inspect FILE`: a component or a packed plugin. A packed file's own
 /// precompiled code is never used: its portable component is compiled here.
 pub fn inspect(
@@ -230,6 +274,9 @@ pub fn inspect(
         Some(packed) => {
             let component =
                 tokio.block_on(runtime.load_packed(&packed, &packed.header.plugin_id))?;
+            // What the file says of itself must be what its component says
+            // (then its signature is judged against the component's id).
+            let mismatch = header_mismatch(&packed.header, component.manifest());
             let (grant, limits) = resolve(&packed.header.policy)?;
             let verdict = crate::signing::verify(trust, &packed.header, packed.component());
             let bad = matches!(verdict, crate::signing::Verdict::Bad { .. });
@@ -238,6 +285,12 @@ pub fn inspect(
                 PluginHost::new(component, grant, limits),
                 Some((&packed, verdict)),
             )?;
+            if let Some(mismatch) = mismatch {
+                bail!(
+                    "{}: {mismatch}: the file was altered after it was packed, and its native part may run another plugin; do not run it (`install` repacks it from its component)",
+                    file.display()
+                );
+            }
             if bad {
                 bail!(
                     "{}: the signature does not hold; do not install or run this file",

@@ -292,3 +292,106 @@ fn password_protected_keys_sign_with_the_right_password_only() {
     );
     assert!(stdout.contains(", verified"), "{stdout}");
 }
+
+/// A signature by `key` over `component` whose signed comment names
+/// `id` and `version`, as anyone holding the key can make one.
+fn sign_as(key: &Path, component: &[u8], id: &str, version: &str) -> String {
+    let text = std::fs::read_to_string(key).unwrap();
+    let boxed = minisign::SecretKeyBox::from_string(&text).unwrap();
+    let secret = minisign::SecretKey::from_unencrypted_box(boxed).unwrap();
+    let comment = format!(
+        "lingxi-wasm plugin={id} version={version} component-sha256={} timestamp=1",
+        pack::sha256_hex(component)
+    );
+    let signature = minisign::sign(
+        None,
+        &secret,
+        std::io::Cursor::new(component),
+        Some(&comment),
+        None,
+    )
+    .unwrap();
+    signature.into_string()
+}
+
+#[test]
+fn a_header_edited_to_match_a_signature_for_another_plugin_is_caught() {
+    // Mallory signs the probe's component as "com.mallory.tool" and edits
+    // the (unsigned) header to say so: the comment then matches the header,
+    // but not the component's own manifest, which is what gets installed.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (key, public) = keygen(d, "mallory");
+    let plain = pack_plugin(d, "probe", &[]);
+    let packed = pack::read(&plain).unwrap().unwrap();
+    let mut header = packed.header.clone();
+    header.plugin_id = "com.mallory.tool".into();
+    header.signature = Some(sign_as(
+        &key,
+        packed.component(),
+        "com.mallory.tool",
+        &header.plugin_version,
+    ));
+    let forged = d.join("forged");
+    let bytes = pack::build(
+        &pack::launcher_bytes(&plain).unwrap(),
+        &header,
+        packed.component(),
+        packed.precompiled(),
+    )
+    .unwrap();
+    std::fs::write(&forged, bytes).unwrap();
+
+    let project = tempfile::tempdir().unwrap();
+    let args = [
+        "install",
+        s(&forged),
+        "--project",
+        s(project.path()),
+        "--trust",
+        s(&public),
+        "--signed-only",
+    ];
+    let (ok, out, err) = launcher(d, d, &args);
+    assert!(!ok, "installed a plugin signed as another:\n{out}");
+    assert!(
+        err.contains("BAD SIGNATURE")
+            && err.contains("signed plugin com.mallory.tool")
+            && err.contains("not installed"),
+        "{err}"
+    );
+    assert!(!project.path().join(".lingxi/plugins").exists());
+
+    // `inspect` compares the header with the component and says so.
+    let (ok, out, err) = launcher(d, d, &["inspect", s(&forged), "--trust", s(&public)]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("its header says com.mallory.tool")
+            && err.contains("its component is com.lingxi.test-probe")
+            && err.contains("do not run it"),
+        "{err}"
+    );
+
+    // The header's manifest swapped for another plugin's (what a file
+    // running that plugin's native code would carry): caught the same way.
+    let other = pack::read(&pack_plugin(d, "quickstart", &[]))
+        .unwrap()
+        .unwrap();
+    let mut header = packed.header.clone();
+    header.manifest = other.header.manifest.clone();
+    let swapped = d.join("swapped");
+    let bytes = pack::build(
+        &pack::launcher_bytes(&plain).unwrap(),
+        &header,
+        packed.component(),
+        packed.precompiled(),
+    )
+    .unwrap();
+    std::fs::write(&swapped, bytes).unwrap();
+    let (ok, _, err) = launcher(d, d, &["inspect", s(&swapped)]);
+    assert!(!ok);
+    assert!(
+        err.contains("its header says com.example.my-plugin"),
+        "{err}"
+    );
+}
