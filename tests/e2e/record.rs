@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -307,4 +308,110 @@ fn an_installed_plugin_records_the_sessions_lingxi_runs() {
     // The session replays against the component it was installed from.
     let (code, report) = replay(&recordings[0], &[], &[&guest("probe")]);
     assert_eq!(code, 0, "{report}");
+}
+
+/// `replay FILE -- PLUGIN…` with a wall-clock limit: `None` if it was
+/// still running after `limit` (then killed).
+fn replay_within(file: &Path, plugin: &[&str], limit: Duration) -> Option<(i32, String)> {
+    let mut child = launcher()
+        .arg("replay")
+        .arg(file)
+        .args(["--timeout", "1", "--"])
+        .args(plugin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some((status.code().unwrap_or(-1), reader.join().unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn hostile_recordings_and_plugins_cannot_hang_flood_or_fool_the_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let limit = Duration::from_secs(60);
+
+    // A plugin that never reads its input, sent more than a pipe holds:
+    // the replay still stops at its response timeout.
+    let big = format!(
+        "{{\"id\":\"1\",\"method\":\"x\",\"pad\":\"{}\"}}",
+        "a".repeat(200_000)
+    );
+    let mut text = String::from("{\"case\":\"deaf\"}\n");
+    for _ in 0..4 {
+        text += &format!("{}\n", serde_json::json!({ "send": big }));
+    }
+    text += "{\"recv\":\"{}\"}\n";
+    let deaf = d.join("deaf.jsonl");
+    std::fs::write(&deaf, text).unwrap();
+    let (code, report) = replay_within(&deaf, &["/bin/sleep", "3600"], limit)
+        .expect("the replay hung on a plugin that does not read");
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report.contains("1 of 1 recorded responses missing"),
+        "{report}"
+    );
+
+    // An endless response line: cut at what a recording can hold.
+    let one = d.join("one.jsonl");
+    std::fs::write(
+        &one,
+        "{\"case\":\"x\"}\n{\"send\":\"{}\"}\n{\"recv\":\"{}\"}\n",
+    )
+    .unwrap();
+    let (code, report) = replay_within(&one, &["/bin/cat", "/dev/zero"], limit)
+        .expect("the replay hung on an endless line");
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains("longer than 67108864 bytes"), "{report}");
+
+    // Escape sequences in a recording or a response never reach the
+    // terminal as such.
+    let evil = d.join("evil.jsonl");
+    let send = r#"{"id":"1","method":"\u001b]0;PWNED\u0007\u001b[2J"}"#;
+    let lines = [
+        serde_json::json!({"case": "evil"}),
+        serde_json::json!({ "send": send }),
+        serde_json::json!({"recv": "{\"id\":\"1\",\"result\":1}"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&evil, text).unwrap();
+    // Valid JSON whose key holds an escape character once parsed.
+    let answer = r#"{"id":"1","result":2,"\u001b[31m":1}"#;
+    let (code, report) = replay_within(&evil, &["/bin/echo", answer], limit).unwrap();
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains("(?]0;PWNED?"), "{report}");
+    assert!(
+        !report.contains('\u{1b}') && !report.contains('\u{7}'),
+        "{report:?}"
+    );
+
+    // A request longer than any recording holds: refused, exit 2.
+    let long = d.join("long.jsonl");
+    let huge = "b".repeat(64 * 1024 * 1024 + 16);
+    std::fs::write(
+        &long,
+        format!(
+            "{{\"case\":\"x\"}}\n{}\n",
+            serde_json::json!({ "send": huge })
+        ),
+    )
+    .unwrap();
+    drop(huge);
+    let (code, _) = replay(&long, &[], &[Path::new("/bin/cat")]);
+    assert_eq!(code, 2);
 }

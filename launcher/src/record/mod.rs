@@ -37,7 +37,7 @@ pub use tee::Tee;
 
 /// Longest line kept in a recording; a longer one is kept cut, marked with
 /// its length, and cannot be replayed exactly.
-const MAX_RECORDED_LINE: usize = 64 * 1024 * 1024;
+pub(super) const MAX_RECORDED_LINE: usize = 64 * 1024 * 1024;
 /// Most bytes of a plugin's stderr kept in one recording.
 const MAX_RECORDED_STDERR: usize = 1024 * 1024;
 

@@ -14,12 +14,21 @@ use serde_json::Value;
 
 use lingxi_wasm_host::printable;
 
+use super::MAX_RECORDED_LINE;
 use super::diff::{self, Mask};
 
 /// Responses past the end of the recording shown before the replay stops.
 const MAX_EXTRA: usize = 20;
-/// Longest response line read.
-const MAX_RESPONSE: u64 = 256 * 1024 * 1024;
+/// Longest response line read: a longer one cannot match any line a
+/// replayable recording holds (see [`MAX_RECORDED_LINE`]).
+const MAX_RESPONSE: usize = MAX_RECORDED_LINE;
+/// Responses read ahead of the comparison: with [`MAX_RESPONSE`], what a
+/// flooding plugin can make the replay hold.
+const READ_AHEAD: usize = 2;
+/// Largest recording read.
+const MAX_RECORDING: u64 = 1 << 30;
+/// Largest recorded latency taken as one (ms): about 11 days.
+const MAX_MS: f64 = 1e9;
 
 /// What `replay` is asked to do.
 pub struct ReplayArgs {
@@ -54,9 +63,12 @@ enum Step {
 
 /// Replays and prints the differences; `Ok(false)` when a response differed.
 pub fn replay(args: ReplayArgs) -> Result<bool> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let text = read_recording(&args.file)?;
     let (header, steps) = parse(&text, &args.file)?;
+    let expected = steps
+        .iter()
+        .filter(|(_, step)| !matches!(step, Step::Send { .. }))
+        .count();
     let mut masks = Vec::new();
     let header_masks = header["mask"].as_array().into_iter().flatten();
     for rule in header_masks
@@ -96,15 +108,14 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
         bail!("cannot connect to {}", plugin.join(" "));
     };
     let responses = read_lines(stdout);
+    let requests_out = write_lines(stdin);
     println!(
         "replaying {} against {}",
-        args.file.display(),
-        plugin.join(" ")
+        printable(&args.file.display().to_string()),
+        printable(&plugin.join(" "))
     );
 
     let mut sent: HashMap<String, (Instant, String)> = HashMap::new();
-    // `None` once a last line without a newline was sent: that is EOF.
-    let mut stdin = Some(stdin);
     let (mut requests, mut compared, mut differing, mut extra) = (0, 0, 0, 0);
     let mut latencies: (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let mut stopped = None;
@@ -119,23 +130,9 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
                         .unwrap_or_default();
                     sent.insert(id, (Instant::now(), method));
                 }
-                let written = match stdin.as_mut() {
-                    Some(pipe) => pipe
-                        .write_all(&line)
-                        .and_then(|()| {
-                            if partial {
-                                Ok(())
-                            } else {
-                                pipe.write_all(b"\n")
-                            }
-                        })
-                        .and_then(|()| pipe.flush()),
-                    None => Err(std::io::ErrorKind::BrokenPipe.into()),
-                };
-                if partial {
-                    stdin = None;
-                }
-                if written.is_err() {
+                // Written by another thread: a plugin that does not read
+                // cannot hold the replay past its response timeout.
+                if requests_out.send((line, partial)).is_err() {
                     stopped = Some(format!("line {n}: the plugin stopped reading requests"));
                     break;
                 }
@@ -188,24 +185,26 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
                 };
                 if !problems.is_empty() {
                     differing += 1;
+                    // Recorded and plugin text is shown through
+                    // `printable`: no escape sequence reaches the terminal.
                     let about = match &context {
                         Some((id, _, method)) if !method.is_empty() => {
-                            format!("response to {id} ({method})")
+                            format!("response to {id} ({})", printable(method))
                         }
                         Some((id, _, _)) => format!("response to {id}"),
                         None => "response".to_owned(),
                     };
                     println!("line {n}, {about}: differs");
                     for line in problems {
-                        println!("  {line}");
+                        println!("  {}", printable(&line));
                     }
                 }
             }
         }
     }
     // Nothing more may come: every response the plugin sends from here on
-    // was not in the recording.
-    drop(stdin);
+    // was not in the recording (the writer closes stdin once it is done).
+    drop(requests_out);
     if stopped.is_none() {
         // A plugin that keeps talking cannot keep the replay going: the
         // first responses past the recording are shown, then it stops.
@@ -216,7 +215,8 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
                 break;
             }
             println!("after the last line: a response that is not in the recording");
-            println!("  {}", line.chars().take(200).collect::<String>());
+            let start: String = line.chars().take(200).collect();
+            println!("  {}", printable(&start));
         }
     }
     let _ = child.kill();
@@ -226,7 +226,10 @@ pub fn replay(args: ReplayArgs) -> Result<bool> {
     }
     let verdict = match (differing, &stopped) {
         (0, None) => "all match".to_owned(),
-        (0, Some(_)) => "none differs before the replay stopped".to_owned(),
+        (0, Some(_)) => format!(
+            "{} of {expected} recorded responses missing",
+            expected - compared
+        ),
         (1, _) => "1 differs".to_owned(),
         (n, _) => format!("{n} differ"),
     };
@@ -273,6 +276,14 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
                 at()
             );
         }
+        let sent_len = step["send"].as_str().map_or(0, str::len)
+            + step["sendBase64"].as_str().map_or(0, |s| s.len() / 4 * 3);
+        if sent_len > MAX_RECORDED_LINE + 3 {
+            bail!(
+                "{}: a request of {sent_len} bytes, longer than a recording holds ({MAX_RECORDED_LINE})",
+                at()
+            );
+        }
         if let Some(line) = step["send"].as_str() {
             steps.push((
                 i + 1,
@@ -288,7 +299,7 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
                 i + 1,
                 Step::Recv {
                     line: line.to_owned(),
-                    ms: step["ms"].as_f64(),
+                    ms: latency(&step["ms"]),
                 },
             ));
         } else if let Some(line) = b64(&step["recvBase64"]) {
@@ -297,7 +308,7 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
                 i + 1,
                 Step::Recv {
                     line,
-                    ms: step["ms"].as_f64(),
+                    ms: latency(&step["ms"]),
                 },
             ));
         } else if let Some(value) = step.get("expect") {
@@ -326,22 +337,84 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
     Ok((header, steps))
 }
 
+/// The recording's text: a regular file (a FIFO or a device is never
+/// read) of at most [`MAX_RECORDING`] bytes.
+fn read_recording(file: &Path) -> Result<String> {
+    let meta =
+        std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "{} is not a regular file; give a recording (.jsonl)",
+            file.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_RECORDING + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    if bytes.len() as u64 > MAX_RECORDING {
+        bail!(
+            "{} is larger than {MAX_RECORDING} bytes; replay a shorter recording",
+            file.display()
+        );
+    }
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", file.display()))
+}
+
+/// A recorded latency in ms, if it is one.
+fn latency(ms: &Value) -> Option<f64> {
+    ms.as_f64().filter(|ms| (0.0..=MAX_MS).contains(ms))
+}
+
+/// Writes each request (a line, and whether it is a last line without a
+/// newline, which ends the input) to the plugin's stdin, from a thread of
+/// its own. The sender fails once the plugin stops reading; dropping it
+/// closes stdin.
+fn write_lines(stdin: impl Write + Send + 'static) -> mpsc::Sender<(Vec<u8>, bool)> {
+    let (tx, rx) = mpsc::channel::<(Vec<u8>, bool)>();
+    std::thread::spawn(move || {
+        let mut stdin = stdin;
+        for (line, partial) in rx {
+            let written = stdin
+                .write_all(&line)
+                .and_then(|()| {
+                    if partial {
+                        Ok(())
+                    } else {
+                        stdin.write_all(b"\n")
+                    }
+                })
+                .and_then(|()| stdin.flush());
+            if written.is_err() || partial {
+                break;
+            }
+        }
+    });
+    tx
+}
+
 /// The plugin's stdout, line by line, on a channel (so waits can time out).
 fn read_lines(stdout: impl Read + Send + 'static) -> mpsc::Receiver<std::io::Result<String>> {
     // Bounded: a plugin that floods stdout waits for the replay to read.
-    let (tx, rx) = mpsc::sync_channel(16);
+    let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
         loop {
             let mut line = Vec::new();
             match (&mut reader)
-                .take(MAX_RESPONSE)
+                .take(MAX_RESPONSE as u64 + 1)
                 .read_until(b'\n', &mut line)
             {
                 Ok(0) => break,
                 Ok(_) => {
                     if line.last() == Some(&b'\n') {
                         line.pop();
+                    } else if line.len() > MAX_RESPONSE {
+                        let _ = tx.send(Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!("a response line longer than {MAX_RESPONSE} bytes, more than a recording holds"),
+                        )));
+                        break;
                     }
                     if tx
                         .send(Ok(String::from_utf8_lossy(&line).into_owned()))
