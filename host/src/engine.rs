@@ -268,7 +268,19 @@ impl Runtime {
             .linkers
             .get(&self.engine, imports)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
-        let instance_pre = linker.instantiate_pre(&component).map_err(world_error)?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
+            // Name what is missing when that is why it does not link.
+            let ty = component.component_type();
+            let missing = crate::shape::unprovided(ty.imports(&self.engine).map(|(name, _)| name));
+            if missing.is_empty() {
+                world_error(e)
+            } else {
+                LoadError::Imports {
+                    name: name.to_owned(),
+                    missing: missing.join(", "),
+                }
+            }
+        })?;
         let pre = LingxiPluginPre::new(instance_pre).map_err(world_error)?;
         drop(component);
 

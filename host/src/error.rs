@@ -42,6 +42,16 @@ pub enum LoadError {
         /// What the engine said.
         reason: String,
     },
+    /// The component imports interfaces this host does not provide.
+    #[error(
+        "{name} imports {missing}, which this host does not provide (it provides WASI 0.2 cli, clocks, filesystem, io, random, sockets and outgoing http, and the lingxi:plugin 0.1.0 imports); build the plugin without them, e.g. with lingxi-plugin-sdk for wasm32-wasip2"
+    )]
+    Imports {
+        /// Where the component came from.
+        name: String,
+        /// The imports not provided, comma-separated.
+        missing: String,
+    },
     /// The component does not fit the `lingxi:plugin` world.
     #[error(
         "{name} is not a LingXi plugin component ({reason}); plugins must export lingxi:plugin/plugin@0.1.0, e.g. by using lingxi-plugin-sdk's export_plugin!"

@@ -10,17 +10,9 @@ use crate::error::LoadError;
 /// The export every LingXi plugin component has.
 pub const PLUGIN_EXPORT: &str = "lingxi:plugin/plugin@0.1.0";
 
-/// The interfaces this host links, by package (any 0.2 version of WASI).
-const PROVIDED: [&str; 11] = [
-    "wasi:cli/",
-    "wasi:clocks/",
-    "wasi:filesystem/",
-    "wasi:io/",
-    "wasi:random/",
-    "wasi:sockets/",
-    // Outgoing requests only: a plugin never serves HTTP.
-    "wasi:http/types/",
-    "wasi:http/outgoing-handler/",
+/// The LingXi interfaces this host links (the WASI ones are
+/// [`crate::linker::offers`]'s).
+const LINGXI_IMPORTS: [&str; 3] = [
     "lingxi:plugin/types@0.1.0",
     "lingxi:plugin/host-info@0.1.0",
     "lingxi:plugin/logging@0.1.0",
@@ -45,11 +37,7 @@ impl Shape {
 
     /// The imports this host does not provide.
     pub fn unprovided(&self) -> Vec<&str> {
-        self.imports
-            .iter()
-            .map(String::as_str)
-            .filter(|name| !provided(name))
-            .collect()
+        unprovided(self.imports.iter().map(String::as_str))
     }
 
     /// Whether it imports any interface of `package` (e.g. `wasi:sockets`).
@@ -60,20 +48,20 @@ impl Shape {
     }
 }
 
-/// Whether this host links `import`.
+/// The names among `imports` that this host does not link.
+pub(crate) fn unprovided<'a>(imports: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    imports.filter(|name| !provided(name)).collect()
+}
+
+/// Whether this host links `import`: a WASI interface the linker offers,
+/// at any 0.2 version, or a LingXi import.
 pub fn provided(import: &str) -> bool {
-    PROVIDED.iter().any(|p| {
-        if let Some(interface) = p.strip_suffix("/").filter(|i| i.contains('/')) {
-            // One interface of a package, any 0.2 version.
-            import
-                .strip_prefix(interface)
-                .is_some_and(|v| v.starts_with("@0.2."))
-        } else if p.ends_with('/') {
-            import.starts_with(p) && import.contains("@0.2.")
-        } else {
-            import == *p
+    match import.split_once('@') {
+        Some((bare, version)) if bare.starts_with("wasi:") => {
+            version.starts_with("0.2.") && crate::linker::offers(bare)
         }
-    })
+        _ => LINGXI_IMPORTS.contains(&import),
+    }
 }
 
 impl Runtime {
@@ -132,6 +120,10 @@ mod tests {
             "wasi:http/types-extra@0.2.0",
             "wasi:keyvalue/store@0.2.0",
             "lingxi:plugin/logging@0.2.0",
+            // Not an interface of WASI 0.2 (the linker links exactly its list).
+            "wasi:cli/environmenx@0.2.12",
+            "wasi:filesystem/types#writes@0.2.0",
+            "wasi:io/streams",
         ] {
             assert!(!provided(no), "{no}");
         }

@@ -143,6 +143,24 @@ fn a_sockets_import_without_network_access_is_a_warning() {
 }
 
 #[test]
+fn running_a_plugin_with_a_foreign_import_names_the_import() {
+    // Not only `check`: the launcher says what is missing, and does not
+    // call it "not a LingXi plugin" (it is one, with an import too many).
+    let out = launcher()
+        .arg(misfit("foreign", &["foreign"]))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("imports example:foreign/oracle@0.1.0, which this host does not provide"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("is not a LingXi plugin"), "{stderr}");
+}
+
+#[test]
 fn a_core_module_is_not_a_component() {
     let dir = tempfile::tempdir().unwrap();
     let core = dir.path().join("core.wasm");

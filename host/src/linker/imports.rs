@@ -147,6 +147,11 @@ const NAME_LOOKUP: &str = "wasi:sockets/ip-name-lookup";
 /// replaced whenever that interface is linked.
 const FILESYSTEM_WRITES: &str = "wasi:filesystem/types#writes";
 
+/// Whether the host offers WASI interface `bare` (a name without version).
+pub(crate) fn offers(bare: &str) -> bool {
+    bare != FILESYSTEM_WRITES && OFFERED.iter().any(|(name, _)| *name == bare)
+}
+
 /// The interfaces `component` imports, among those [`OFFERED`].
 pub(crate) fn imported(engine: &Engine, component: &Component) -> Set {
     set_of(

@@ -13,5 +13,5 @@ mod wasi;
 pub(crate) mod writes;
 
 pub(crate) use http::HttpGate;
-pub(crate) use imports::{Linkers, imported};
+pub(crate) use imports::{Linkers, imported, offers};
 pub(crate) use wasi::{apply, perms};
