@@ -125,6 +125,10 @@ fn is_native_executable(path: &Path) -> bool {
 /// The request a trial start is asked: one the serving loop answers itself,
 /// so the plugin's own code does not run at pack time.
 const TRIAL: &str = "lingxi-wasm.trial";
+/// How long a trial start may take: a base of ours answers in milliseconds.
+const TRIAL_TIME: Duration = Duration::from_secs(10);
+/// Most output a trial start may write (its answer is one short line).
+const TRIAL_OUTPUT: u64 = 64 * 1024;
 
 /// Starts the packed file `bytes` once, as LingXi would, and asks it one
 /// request: it must load its precompiled code, answer as our serving loop
@@ -146,10 +150,11 @@ pub fn smoke_start(bytes: &[u8]) -> Result<()> {
         .stderr(std::fs::File::create(&log)?)
         .spawn()
         .context("cannot start the packed file")?;
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + TRIAL_TIME;
+    let written = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
     loop {
         if let Some(status) = child.try_wait()? {
-            let answer = std::fs::read(&output).unwrap_or_default();
+            let answer = read_start(&output);
             let expected = format!("Unknown IPC method: {TRIAL}");
             let answered = serde_json::from_slice::<serde_json::Value>(
                 answer.split(|b| *b == b'\n').next().unwrap_or_default(),
@@ -161,14 +166,30 @@ pub fn smoke_start(bytes: &[u8]) -> Result<()> {
             if status.success() {
                 bail!("it started but did not answer as lingxi-wasm does");
             }
-            let stderr = std::fs::read(&log).unwrap_or_default();
-            let stderr = String::from_utf8_lossy(&stderr[..stderr.len().min(4096)]);
+            let stderr = read_start(&log);
+            let stderr = String::from_utf8_lossy(&stderr);
             bail!("it did not start ({status}): {}", stderr.trim());
+        }
+        if written(&output) + written(&log) > TRIAL_OUTPUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("it wrote more than {TRIAL_OUTPUT} bytes instead of one answer");
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            bail!("it did not start within 60 s");
+            let _ = child.wait();
+            bail!("it did not start within {} s", TRIAL_TIME.as_secs());
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// The first 4 KiB of the file at `path` (empty if it cannot be read).
+fn read_start(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut start = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(4096).read_to_end(&mut start);
+    }
+    start
 }

@@ -215,9 +215,14 @@ impl Trust {
     /// skipped); an `untrusted comment:` line names the key after it. A
     /// `shared` file (the trusted-keys file) must be the user's alone.
     fn read_file(&mut self, path: &Path, shared: bool) -> Result<()> {
-        if shared {
-            only_mine(path)?;
-        }
+        // Through a link, the file read is the one checked.
+        let resolved;
+        let path = if shared {
+            resolved = only_mine(path)?;
+            resolved.as_path()
+        } else {
+            path
+        };
         let text = read_small(path)
             .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
         let mut name = None;
@@ -261,19 +266,29 @@ fn read_small(path: &Path) -> Result<String> {
 
 /// Refuses a trusted-keys file that someone else could have written: it
 /// and its folder must be the user's and writable by nobody else (as the
-/// compile cache requires of its folder).
-fn only_mine(path: &Path) -> Result<()> {
+/// compile cache requires of its folder); through a symbolic link, the
+/// link's folder too. Returns the file to read (the link resolved).
+fn only_mine(path: &Path) -> Result<std::path::PathBuf> {
+    let resolved = std::fs::canonicalize(path)
+        .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         // SAFETY: geteuid has no preconditions and cannot fail.
         let me = unsafe { libc::geteuid() };
-        let folder = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        for (what, place) in [("file", path), ("folder", folder)] {
-            let meta = std::fs::metadata(place)
+        let folder_of = |p: &Path| {
+            p.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_owned()
+        };
+        let places = [
+            ("file", resolved.clone()),
+            ("folder", folder_of(&resolved)),
+            ("folder", folder_of(path)),
+        ];
+        for (what, place) in places {
+            let meta = std::fs::metadata(&place)
                 .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
             let sticky_tmp = what == "folder" && meta.mode() & 0o1000 != 0;
             if meta.uid() != me || (meta.mode() & 0o022 != 0 && !sticky_tmp) {
@@ -285,7 +300,7 @@ fn only_mine(path: &Path) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(resolved)
 }
 
 /// What the signature of a packed plugin says.

@@ -286,6 +286,31 @@ fn an_installed_plugin_records_the_sessions_lingxi_runs() {
         "{stdout}"
     );
 
+    // A folder others can write into is refused.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let shared = home.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let out = launcher()
+            .args([
+                "install",
+                guest("probe").to_str().unwrap(),
+                "--force",
+                "--project",
+            ])
+            .arg(project.path())
+            .arg("--record")
+            .arg(&shared)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains("others can write into it"), "{stderr}");
+    }
+
     let installed = project.path().join(".lingxi/plugins/com.lingxi.test-probe");
     let mut session = Session::spawn(lingxi_spawn(&installed, home.path()));
     let r = session.call("1", "tool.execute", tool("probe.echo", "hi"));

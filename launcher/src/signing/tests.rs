@@ -199,3 +199,25 @@ fn keygen_writes_a_private_secret_key_and_never_overwrites() {
     let error = keygen(&prefix, true).err().unwrap().to_string();
     assert!(error.contains("never overwritten"), "{error}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_trusted_keys_link_is_judged_by_the_file_it_points_at() {
+    use std::os::unix::fs::PermissionsExt;
+    let alice = pair();
+    let mine = tempfile::tempdir().unwrap();
+    let shared = tempfile::tempdir().unwrap();
+    // A folder anyone can write (no sticky bit): its files could be
+    // replaced by anyone.
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let target = shared.path().join("keys");
+    std::fs::write(&target, format!("{}\n", alice.pk.to_base64())).unwrap();
+    let link = mine.path().join("keys");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let error = Trust::load(Some(&link), &[]).err().unwrap().to_string();
+    assert!(error.contains("are not used"), "{error}");
+
+    // The same link to a file in a private folder is fine.
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(Trust::load(Some(&link), &[]).is_ok());
+}
