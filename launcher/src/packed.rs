@@ -387,6 +387,9 @@ fn print_inspection(
         if let Some(base) = &packed.header.base {
             out += &format!("runs on      {}\n", p(base));
         }
+        // The signature and the digests cover the payload, not the
+        // executable part before it.
+        out += "native part  not covered by the signature; `install` replaces it with your own base\n";
         out += &format!("digest       sha256:{}\n", packed.digest);
         out += &format!(
             "component    sha256:{}\n",
