@@ -389,7 +389,8 @@ fn print_inspection(
         }
         // The signature and the digests cover the payload, not the
         // executable part before it.
-        out += "native part  not covered by the signature; `install` replaces it with your own base\n";
+        out +=
+            "native part  not covered by the signature; `install` replaces it with your own base\n";
         out += &format!("digest       sha256:{}\n", packed.digest);
         out += &format!(
             "component    sha256:{}\n",

@@ -41,6 +41,19 @@ fn tamper(from: &Path, to: &Path) {
     std::fs::write(to, bytes).unwrap();
 }
 
+/// Writes to `to` the packed file `from` (read as `packed`) with `header`
+/// instead of its own, and a valid digest: what anyone can make of it.
+fn repack(from: &Path, packed: &pack::Packed, header: &pack::PackHeader, to: &Path) {
+    let bytes = pack::build(
+        &pack::launcher_bytes(from).unwrap(),
+        header,
+        packed.component(),
+        packed.precompiled(),
+    )
+    .unwrap();
+    std::fs::write(to, bytes).unwrap();
+}
+
 #[test]
 fn signed_install_list_and_inspect_show_who_signed() {
     let dir = tempfile::tempdir().unwrap();
@@ -208,14 +221,7 @@ fn a_tampered_signed_payload_is_never_installed() {
     let packed = pack::read(&other).unwrap().unwrap();
     let mut header = packed.header.clone();
     header.signature = pack::read(&signed).unwrap().unwrap().header.signature;
-    let bytes = pack::build(
-        &pack::launcher_bytes(&other).unwrap(),
-        &header,
-        packed.component(),
-        packed.precompiled(),
-    )
-    .unwrap();
-    std::fs::write(&moved, bytes).unwrap();
+    repack(&other, &packed, &header, &moved);
     let project = tempfile::tempdir().unwrap();
     let (ok, _, err) = launcher(
         d,
@@ -333,14 +339,7 @@ fn a_header_edited_to_match_a_signature_for_another_plugin_is_caught() {
         &header.plugin_version,
     ));
     let forged = d.join("forged");
-    let bytes = pack::build(
-        &pack::launcher_bytes(&plain).unwrap(),
-        &header,
-        packed.component(),
-        packed.precompiled(),
-    )
-    .unwrap();
-    std::fs::write(&forged, bytes).unwrap();
+    repack(&plain, &packed, &header, &forged);
 
     let project = tempfile::tempdir().unwrap();
     let args = [
@@ -380,14 +379,7 @@ fn a_header_edited_to_match_a_signature_for_another_plugin_is_caught() {
     let mut header = packed.header.clone();
     header.manifest = other.header.manifest.clone();
     let swapped = d.join("swapped");
-    let bytes = pack::build(
-        &pack::launcher_bytes(&plain).unwrap(),
-        &header,
-        packed.component(),
-        packed.precompiled(),
-    )
-    .unwrap();
-    std::fs::write(&swapped, bytes).unwrap();
+    repack(&plain, &packed, &header, &swapped);
     let (ok, _, err) = launcher(d, d, &["inspect", s(&swapped)]);
     assert!(!ok);
     assert!(
