@@ -154,12 +154,21 @@ pub(crate) fn offers(bare: &str) -> bool {
 
 /// The interfaces `component` imports, among those [`OFFERED`].
 pub(crate) fn imported(engine: &Engine, component: &Component) -> Set {
-    set_of(
-        component
-            .component_type()
-            .imports(engine)
-            .map(|(name, _)| name),
-    )
+    let ty = component.component_type();
+    let set = set_of(ty.imports(engine).map(|(name, _)| name));
+    tracing::debug!(
+        "linking {} of the {} WASI interfaces offered: {}",
+        (set & !(1 << (OFFERED.len() - 1))).count_ones(),
+        OFFERED.len() - 1,
+        OFFERED
+            .iter()
+            .enumerate()
+            .filter(|(i, (name, _))| set & (1 << i) != 0 && *name != FILESYSTEM_WRITES)
+            .map(|(_, (name, _))| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    set
 }
 
 /// The set of the interfaces `names` (as a component names its imports,
