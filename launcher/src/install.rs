@@ -273,6 +273,13 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
     }
     places.push(("global", plugin_dir(None)?));
     let mut found = 0;
+    let mut out = String::new();
+    macro_rules! outln {
+        ($($arg:tt)*) => {{
+            out += &format!($($arg)*);
+            out.push('\n');
+        }};
+    }
     for (scope, dir) in &places {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
@@ -288,24 +295,24 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
                 Ok(Some(p)) => {
                     found += 1;
                     let h = &p.header;
-                    println!(
+                    outln!(
                         "{} {} ({scope})",
                         printable(&h.plugin_id),
                         printable(&h.plugin_version)
                     );
-                    println!("  path           {}", path.display());
-                    println!("  declares       {}", list_or_none(&h.declared));
+                    outln!("  path           {}", path.display());
+                    outln!("  declares       {}", list_or_none(&h.declared));
                     for line in describe(&h.policy) {
-                        println!("  {line}");
+                        outln!("  {line}");
                     }
-                    println!("  digest         sha256:{}", p.digest);
-                    println!("  component      ok (sha256:{})", h.component_sha256);
-                    println!(
+                    outln!("  digest         sha256:{}", p.digest);
+                    outln!("  component      ok (sha256:{})", h.component_sha256);
+                    outln!(
                         "  signature      {}",
                         signing::verify(trust, h, p.component())
                     );
                     if let Some(dir) = &h.record {
-                        println!("  records        every session into {}", dir.display());
+                        outln!("  records        every session into {}", dir.display());
                     }
                 }
                 Ok(None) => {} // a native plugin: not ours to describe
@@ -315,12 +322,15 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
                         PackError::Unsupported { .. } => "NEWER FORMAT",
                         _ => "DAMAGED",
                     };
-                    println!("{} ({scope})", path.display());
-                    println!("  integrity      {state}: {e}");
+                    outln!("{} ({scope})", path.display());
+                    outln!("  integrity      {state}: {e}");
                 }
             }
         }
     }
+    // Headers are anyone's to edit, file names too: every line is shown
+    // through `printable`.
+    print!("{}", lingxi_wasm_launcher::serve::printable_lines(&out));
     if found == 0 {
         let looked: Vec<String> = places
             .iter()

@@ -233,9 +233,7 @@ pub(crate) fn header_mismatch(
 ) -> Option<String> {
     let said = |id: &str, version: &str, declared: &[String]| {
         format!(
-            "{} {} declaring {}",
-            printable(id),
-            printable(version),
+            "{id} {version} declaring {}",
             if declared.is_empty() {
                 "nothing".into()
             } else {
@@ -243,23 +241,25 @@ pub(crate) fn header_mismatch(
             }
         )
     };
-    let own = said(&manifest.id, &manifest.version, &declared(manifest));
-    let header_manifest = header
-        .manifest
-        .as_ref()
-        .map(|m| said(&m.id, &m.version, &m.capabilities));
-    let claimed = said(&header.plugin_id, &header.plugin_version, &header.declared);
-    let dto_differs = header
-        .manifest
-        .as_ref()
-        .is_some_and(|m| *m != convert::manifest(manifest.clone()));
-    if claimed != own || dto_differs {
+    let own = declared(manifest);
+    if header.plugin_id != manifest.id
+        || header.plugin_version != manifest.version
+        || header.declared != own
+    {
         return Some(format!(
-            "its header says {}, but its component is {own}",
-            header_manifest.filter(|_| dto_differs).unwrap_or(claimed)
+            "its header says {}, but its component is {}",
+            said(&header.plugin_id, &header.plugin_version, &header.declared),
+            said(&manifest.id, &manifest.version, &own)
         ));
     }
-    None
+    match &header.manifest {
+        // Every file of format 3 on carries the manifest a start answers with.
+        None if header.format >= 3 => Some("its header has no manifest".into()),
+        Some(m) if *m != convert::manifest(manifest.clone()) => Some(
+            "the manifest in its header (what a start answers with) is not its component's".into(),
+        ),
+        _ => None,
+    }
 }
 
 /// `inspect FILE`: a component or a packed plugin. A packed file's own
@@ -400,7 +400,8 @@ fn print_inspection(
             out += &format!("grant        {line}\n");
         }
     }
-    print!("{out}");
+    // Header fields are anyone's to edit: every line through `printable`.
+    print!("{}", lingxi_wasm_launcher::serve::printable_lines(&out));
     let _ = tokio.block_on(host.deactivate());
     Ok(())
 }

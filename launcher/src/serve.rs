@@ -34,6 +34,8 @@ pub fn silence_stdout() {
 /// The error and its causes, each said once: a message that already
 /// includes its cause (e.g. "cannot read x: No such file…") is not followed
 /// by the cause again.
+/// Plugin and file text in an error (import names, header fields) is shown
+/// through [`printable`](lingxi_wasm_host::printable), line by line.
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut text = error.to_string();
     for cause in error.chain().skip(1) {
@@ -43,7 +45,16 @@ pub fn one_line(error: &anyhow::Error) -> String {
             text.push_str(&cause);
         }
     }
-    text
+    printable_lines(&text)
+}
+
+/// `text` with every control character but its line breaks replaced (see
+/// [`printable`](lingxi_wasm_host::printable)): what may reach a terminal.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| lingxi_wasm_host::printable(line).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`

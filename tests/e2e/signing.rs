@@ -383,7 +383,42 @@ fn a_header_edited_to_match_a_signature_for_another_plugin_is_caught() {
     let (ok, _, err) = launcher(d, d, &["inspect", s(&swapped)]);
     assert!(!ok);
     assert!(
-        err.contains("its header says com.example.my-plugin"),
+        err.contains(
+            "the manifest in its header (what a start answers with) is not its component's"
+        ),
         "{err}"
     );
+    // No manifest at all, and declared capabilities that only read alike.
+    let mut header = packed.header.clone();
+    header.manifest = None;
+    repack(&plain, &packed, &header, &swapped);
+    let (ok, _, err) = launcher(d, d, &["inspect", s(&swapped)]);
+    assert!(!ok && err.contains("its header has no manifest"), "{err}");
+    let mut header = packed.header.clone();
+    header.declared = vec!["projectRead, networkAccess".into()];
+    repack(&plain, &packed, &header, &swapped);
+    let (ok, _, err) = launcher(d, d, &["inspect", s(&swapped)]);
+    assert!(!ok && err.contains("its header says"), "{err}");
+    // Header text reaches the terminal only through `printable`.
+    let mut header = packed.header.clone();
+    header.plugin_id = "com.x\u{1b}]0;PWNED\u{7}".into();
+    repack(&plain, &packed, &header, &swapped);
+    let (ok, out, err) = launcher(d, d, &["inspect", s(&swapped)]);
+    assert!(
+        !ok && err.contains("its header says com.x?]0;PWNED?"),
+        "{err}"
+    );
+    assert!(!format!("{out}{err}").contains('\u{1b}'), "{out}{err}");
+    // `list` too, of a forged file dropped into a project's plugins.
+    let project = tempfile::tempdir().unwrap();
+    let plugins = project.path().join(".lingxi/plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(&swapped, plugins.join("evil\u{1b}[2J")).unwrap();
+    let (ok, out, err) = launcher(d, d, &["list", "--project", s(project.path())]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("com.x?]0;PWNED?") && out.contains("evil?[2J"),
+        "{out}"
+    );
+    assert!(!out.contains('\u{1b}'), "{out:?}");
 }
