@@ -202,20 +202,13 @@ fn record_dir(dir: &Path) -> Result<PathBuf> {
     }
     // Recordings hold every request: a folder others can write is one
     // where they could delete or replace them.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(&dir)
-            .with_context(|| format!("--record {}: cannot read it", dir.display()))?;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        if meta.uid() != me || (meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0) {
-            bail!(
-                "--record {}: it belongs to another user or others can write into it (they could delete or replace recordings); make it private (chmod 700) or choose another folder",
-                dir.display()
-            );
-        }
-    }
+    use lingxi_wasm_launcher::private;
+    let dir = private::check(&dir, private::Kind::Folder).map_err(|e| {
+        anyhow::anyhow!(
+            "--record {}: {e}; others could delete or replace recordings",
+            dir.display()
+        )
+    })?;
     Ok(dir)
 }
 

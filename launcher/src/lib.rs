@@ -3,5 +3,6 @@
 //! protocol, logging, and recording sessions. Nothing here compiles wasm.
 
 pub mod logfmt;
+pub mod private;
 pub mod record;
 pub mod serve;

@@ -264,43 +264,17 @@ fn read_small(path: &Path) -> Result<String> {
     String::from_utf8(bytes).context("not text")
 }
 
-/// Refuses a trusted-keys file that someone else could have written: it
-/// and its folder must be the user's and writable by nobody else (as the
-/// compile cache requires of its folder); through a symbolic link, the
-/// link's folder too. Returns the file to read (the link resolved).
+/// Refuses a trusted-keys file that someone else could have written (see
+/// [`lingxi_wasm_launcher::private`]); returns the file to read (a link
+/// resolved).
 fn only_mine(path: &Path) -> Result<std::path::PathBuf> {
-    let resolved = std::fs::canonicalize(path)
-        .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        let folder_of = |p: &Path| {
-            p.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_owned()
-        };
-        let places = [
-            ("file", resolved.clone()),
-            ("folder", folder_of(&resolved)),
-            ("folder", folder_of(path)),
-        ];
-        for (what, place) in places {
-            let meta = std::fs::metadata(&place)
-                .with_context(|| format!("cannot read trusted keys from {}", path.display()))?;
-            let sticky_tmp = what == "folder" && meta.mode() & 0o1000 != 0;
-            if meta.uid() != me || (meta.mode() & 0o022 != 0 && !sticky_tmp) {
-                bail!(
-                    "trusted keys in {} are not used: its {what} {} belongs to another user or can be written by others (fix it with chmod go-w, or pass keys with --trust)",
-                    path.display(),
-                    place.display()
-                );
-            }
-        }
-    }
-    Ok(resolved)
+    use lingxi_wasm_launcher::private;
+    private::check(path, private::Kind::File).map_err(|e| {
+        anyhow::anyhow!(
+            "trusted keys in {} are not used: {e}, or pass keys with --trust",
+            path.display()
+        )
+    })
 }
 
 /// What the signature of a packed plugin says.

@@ -308,7 +308,7 @@ fn an_installed_plugin_records_the_sessions_lingxi_runs() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
-        assert!(stderr.contains("others can write into it"), "{stderr}");
+        assert!(stderr.contains("can be written by others"), "{stderr}");
     }
 
     let installed = project.path().join(".lingxi/plugins/com.lingxi.test-probe");

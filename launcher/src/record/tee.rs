@@ -28,7 +28,14 @@ impl Tee {
     /// without it: recording never stops a plugin from serving.
     pub fn start(dir: &Path, id: &str) -> Option<Tee> {
         let path = session_file(dir, id);
-        let file = super::create_folder(dir).and_then(|()| super::create(&path));
+        // Checked again at every start: the folder may have changed since
+        // `install` checked it.
+        let file = super::create_folder(dir)
+            .and_then(|()| {
+                crate::private::check(dir, crate::private::Kind::Folder)
+                    .map_err(std::io::Error::other)
+            })
+            .and_then(|_| super::create(&path));
         let command: Vec<String> = std::env::current_exe()
             .map(|exe| vec![exe.display().to_string()])
             .unwrap_or_default();
