@@ -371,7 +371,19 @@ pub fn read_plugin_file(path: &Path) -> Result<Vec<u8>, LoadError> {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(error)?;
+    // Opened without blocking (a FIFO put in its place after the check
+    // above would block an open), then checked again on the open file.
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(error)?;
+    if !file.metadata().map_err(error)?.is_file() {
+        return Err(error(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket or device is never read)",
+        )));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_PLUGIN_FILE + 1)
         .read_to_end(&mut bytes)
