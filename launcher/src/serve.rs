@@ -35,7 +35,7 @@ pub fn silence_stdout() {
 /// includes its cause (e.g. "cannot read x: No such file…") is not followed
 /// by the cause again.
 /// Plugin and file text in an error (import names, header fields) is shown
-/// through [`printable`](lingxi_wasm_host::printable), line by line.
+/// through [`printable`], line by line.
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut text = error.to_string();
     for cause in error.chain().skip(1) {
@@ -49,7 +49,7 @@ pub fn one_line(error: &anyhow::Error) -> String {
 }
 
 /// `text` with every control character but its line breaks replaced (see
-/// [`printable`](lingxi_wasm_host::printable)): what may reach a terminal.
+/// [`printable`]): what may reach a terminal.
 pub fn printable_lines(text: &str) -> String {
     text.split('\n')
         .map(|line| lingxi_wasm_host::printable(line).into_owned())
