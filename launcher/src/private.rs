@@ -43,7 +43,13 @@ pub fn check(path: &Path, kind: Kind) -> Result<PathBuf, NotPrivate> {
         let mut places = vec![(resolved.clone(), 0)];
         places.extend(resolved.ancestors().skip(1).map(|p| (p.to_owned(), 1)));
         places.extend(given.ancestors().skip(1).map(|p| (p.to_owned(), 2)));
+        // The folders above a link and above its target are mostly the
+        // same: each is judged once, at the first depth it appears.
+        let mut seen = std::collections::HashSet::new();
         for (place, depth) in places {
+            if !seen.insert(place.clone()) {
+                continue;
+            }
             let meta = std::fs::metadata(&place).map_err(|_| unreadable(&place))?;
             let sticky = meta.mode() & 0o1000 != 0;
             let open = meta.mode() & 0o022 != 0;

@@ -40,9 +40,11 @@ impl HasData for Io {
 pub(crate) type Set = u64;
 
 /// Every interface the host can link (name without its version), and how.
-/// The order is the order they are added in; `FILESYSTEM` and
-/// `NAME_LOOKUP` are replaced in part after (see `writes.rs`, `lookup.rs`).
-const OFFERED: [(&str, Add); 30] = [
+/// Two are linked with host replacements of some of their functions, in the
+/// same step, so that they are never linked without them: the writing
+/// functions of `wasi:filesystem/types` (`writes.rs`, for the storage
+/// quota) and the name lookups (`lookup.rs`, for the allow-list).
+const OFFERED: [(&str, Add); 29] = [
     ("wasi:io/error", |l| {
         io::error::add_to_linker::<_, Io>(l, |t| t.ctx().table)
     }),
@@ -62,7 +64,8 @@ const OFFERED: [(&str, Add); 30] = [
         filesystem::preopens::add_to_linker::<_, WasiFilesystem>(l, HostState::filesystem)
     }),
     ("wasi:filesystem/types", |l| {
-        filesystem::types::add_to_linker::<_, WasiFilesystem>(l, HostState::filesystem)
+        filesystem::types::add_to_linker::<_, WasiFilesystem>(l, HostState::filesystem)?;
+        super::writes::link(l)
     }),
     ("wasi:random/random", |l| {
         random::random::add_to_linker::<_, WasiRandom>(l, HostState::random)
@@ -122,7 +125,7 @@ const OFFERED: [(&str, Add); 30] = [
     ("wasi:sockets/udp", |l| {
         sockets::udp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
     }),
-    (NAME_LOOKUP, |l| {
+    ("wasi:sockets/ip-name-lookup", |l| {
         sockets::ip_name_lookup::add_to_linker::<_, WasiSockets>(l, HostState::sockets)?;
         super::lookup::link_name_lookup(l)
     }),
@@ -137,19 +140,11 @@ const OFFERED: [(&str, Add); 30] = [
     ("wasi:http/outgoing-handler", |l| {
         http::outgoing_handler::add_to_linker::<_, wasmtime_wasi_http::WasiHttp>(l, HostState::http)
     }),
-    // Last, after `wasi:filesystem/types` that it replaces in part.
-    (FILESYSTEM_WRITES, |l| super::writes::link(l)),
 ];
-
-/// The interface whose name lookups are judged by the allow-list.
-const NAME_LOOKUP: &str = "wasi:sockets/ip-name-lookup";
-/// Not an interface: the writing functions of `wasi:filesystem/types`,
-/// replaced whenever that interface is linked.
-const FILESYSTEM_WRITES: &str = "wasi:filesystem/types#writes";
 
 /// Whether the host offers WASI interface `bare` (a name without version).
 pub(crate) fn offers(bare: &str) -> bool {
-    bare != FILESYSTEM_WRITES && OFFERED.iter().any(|(name, _)| *name == bare)
+    OFFERED.iter().any(|(name, _)| *name == bare)
 }
 
 /// The interfaces `component` imports, among those [`OFFERED`].
@@ -158,12 +153,12 @@ pub(crate) fn imported(engine: &Engine, component: &Component) -> Set {
     let set = set_of(ty.imports(engine).map(|(name, _)| name));
     tracing::debug!(
         "linking {} of the {} WASI interfaces offered: {}",
-        (set & !(1 << (OFFERED.len() - 1))).count_ones(),
-        OFFERED.len() - 1,
+        set.count_ones(),
+        OFFERED.len(),
         OFFERED
             .iter()
             .enumerate()
-            .filter(|(i, (name, _))| set & (1 << i) != 0 && *name != FILESYSTEM_WRITES)
+            .filter(|(i, _)| set & (1 << i) != 0)
             .map(|(_, (name, _))| *name)
             .collect::<Vec<_>>()
             .join(", ")
@@ -178,8 +173,7 @@ fn set_of<'a>(names: impl Iterator<Item = &'a str>) -> Set {
     for name in names {
         let bare = name.split_once('@').map_or(name, |(bare, _)| bare);
         for (i, (offered, _)) in OFFERED.iter().enumerate() {
-            let writes = *offered == FILESYSTEM_WRITES && bare == "wasi:filesystem/types";
-            if *offered == bare || writes {
+            if *offered == bare {
                 set |= 1 << i;
             }
         }

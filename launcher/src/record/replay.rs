@@ -283,6 +283,8 @@ struct Line {
     truncated: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     partial: bool,
+    /// The recorded latency of a response.
+    ms: Option<f64>,
 }
 
 /// The header and the steps of a transcript; `stderr`, `exit` and timing
@@ -333,7 +335,8 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
                 at()
             );
         }
-        let ms = || latency(line);
+        // A latency outside 0 ms to ~11 days is not one.
+        let ms = step.ms.filter(|ms| (0.0..=MAX_MS).contains(ms));
         if let Some(line) = step.send {
             if line.len() > MAX_RECORDED_LINE {
                 bail!(
@@ -351,22 +354,10 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
         } else if let Some(line) = b64(&step.send_base64) {
             steps.push((i + 1, Step::Send { line, partial }));
         } else if let Some(recorded) = step.recv {
-            steps.push((
-                i + 1,
-                Step::Recv {
-                    ms: ms(),
-                    line: recorded,
-                },
-            ));
+            steps.push((i + 1, Step::Recv { ms, line: recorded }));
         } else if let Some(recorded) = b64(&step.recv_base64) {
             let recorded = String::from_utf8_lossy(&recorded).into_owned();
-            steps.push((
-                i + 1,
-                Step::Recv {
-                    ms: ms(),
-                    line: recorded,
-                },
-            ));
+            steps.push((i + 1, Step::Recv { ms, line: recorded }));
         } else if step.expect.is_some() || step.expect_inner.is_some() {
             if line.len() > MAX_STRUCTURAL {
                 bail!(
@@ -419,16 +410,6 @@ fn read_recording(file: &Path) -> Result<String> {
         );
     }
     String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", file.display()))
-}
-
-/// The recorded latency in ms of step `line`, if it has a sensible one.
-fn latency(line: &str) -> Option<f64> {
-    #[derive(serde::Deserialize)]
-    struct Ms {
-        ms: Option<f64>,
-    }
-    let ms = serde_json::from_str::<Ms>(line).ok()?.ms?;
-    (0.0..=MAX_MS).contains(&ms).then_some(ms)
 }
 
 /// Writes each request (a line, and whether it is a last line without a
