@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a path is not private.
 #[derive(Debug, thiserror::Error)]
-#[error("{place} {why} (fix it with chmod go-w, or choose a private place)")]
+#[error("{place} {why}")]
 pub struct NotPrivate {
     /// The file or folder at fault.
     pub place: String,
@@ -55,9 +55,9 @@ pub fn check(path: &Path, kind: Kind) -> Result<PathBuf, NotPrivate> {
             let open = meta.mode() & 0o022 != 0;
             let owner_ok = meta.uid() == me || (depth > 0 && meta.uid() == 0);
             let fault = if !owner_ok {
-                Some("belongs to another user")
+                Some("belongs to another user (choose a place of your own)")
             } else if open && (depth == 0 && kind == Kind::Folder || !sticky) {
-                Some("can be written by others")
+                Some("can be written by others (fix it with chmod go-w, or choose a private place)")
             } else {
                 None
             };
@@ -94,7 +94,7 @@ mod tests {
         mode(&open, 0o777);
         let e = check(&private, Kind::Folder).unwrap_err();
         assert!(
-            e.place.ends_with("/open") && e.why == "can be written by others",
+            e.place.ends_with("/open") && e.why.starts_with("can be written by others"),
             "{e}"
         );
         // Sticky, it is safe (as /tmp is).
