@@ -122,7 +122,6 @@ mod tests {
             "lingxi:plugin/logging@0.2.0",
             // Not an interface of WASI 0.2 (the linker links exactly its list).
             "wasi:cli/environmenx@0.2.12",
-            "wasi:filesystem/types#writes@0.2.0",
             "wasi:io/streams",
         ] {
             assert!(!provided(no), "{no}");
