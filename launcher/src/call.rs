@@ -3,7 +3,7 @@
 //! the doc dialect: a snapshot of the current folder, `plugin.initialize`,
 //! then the one call.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack;
@@ -120,7 +120,7 @@ pub fn call(
     }
     let mut server =
         Server::with_runtime(host, tokio).with_error_text(lingxi_wasm_launcher::serve::error_text);
-    let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": snapshot(&root)});
+    let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": lingxi_wasm_launcher::workspace::snapshot(&root)});
     let initialize = json!({"id": "init", "method": "plugin.initialize",
                             "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}});
     let mut handshake = Value::Null;
@@ -209,44 +209,4 @@ fn print_result(result: &Value) {
         }
         other => println!("{other}"),
     }
-}
-
-/// The snapshot of `root` a host would send: its path, and whether it is in
-/// a git repository and on which branch (read from `.git/HEAD`).
-fn snapshot(root: &Path) -> Value {
-    let git = root
-        .ancestors()
-        .map(|dir| dir.join(".git"))
-        .find(|g| g.exists());
-    let branch = git.as_deref().and_then(branch);
-    let since_2001 = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() - 978_307_200.0)
-        .unwrap_or(0.0);
-    json!({
-        "observedAt": since_2001,
-        "ipcVersion": 1,
-        "workspace": {
-            "rootPath": root.to_string_lossy(),
-            "isGitRepository": git.is_some(),
-            "currentGitBranch": branch,
-            "coreVersion": env!("CARGO_PKG_VERSION"),
-        }
-    })
-}
-
-/// The branch `HEAD` names, from a `.git` folder (or a worktree's `.git`
-/// file pointing at one).
-fn branch(git: &Path) -> Option<String> {
-    let dir: PathBuf = if git.is_file() {
-        let text = std::fs::read_to_string(git).ok()?;
-        let target = text.strip_prefix("gitdir:")?.trim();
-        git.parent()?.join(target)
-    } else {
-        git.to_owned()
-    };
-    let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
-    head.trim()
-        .strip_prefix("ref: refs/heads/")
-        .map(str::to_owned)
 }

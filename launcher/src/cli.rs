@@ -147,6 +147,20 @@ pub enum Command {
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Serve a plugin's tools (and its slash commands, as prompts) over the
+    /// Model Context Protocol on stdin/stdout, in the same sandbox: an MCP
+    /// client starts `lingxi-wasm-run mcp PLUGIN [grant flags]`. The
+    /// workspace is the client's first MCP root, else --workspace, else
+    /// the current folder; PLUGIN_DATA, when set, is the data directory.
+    Mcp {
+        /// A component (.wasm) or a packed plugin (which brings its grants,
+        /// unless grant flags are given).
+        plugin: PathBuf,
+        #[command(flatten)]
+        grants: Box<GrantArgs>,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
     /// Print what a component or packed plugin declares and is granted,
     /// without running any tool.
     Inspect {

@@ -3,6 +3,8 @@
 //! protocol, logging, and recording sessions. Nothing here compiles wasm.
 
 pub mod logfmt;
+pub mod mcp;
 pub mod private;
 pub mod record;
 pub mod serve;
+pub mod workspace;

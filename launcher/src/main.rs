@@ -17,10 +17,10 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use lingxi_wasm_host::pack;
 use lingxi_wasm_host::{CompileCache, Runtime};
-use lingxi_wasm_launcher::record;
 use lingxi_wasm_launcher::serve::{
-    init_logging, one_line, quiet_on_closed_pipe, serve, silence_stdout, tokio,
+    error_text, init_logging, one_line, quiet_on_closed_pipe, serve, silence_stdout, tokio,
 };
+use lingxi_wasm_launcher::{mcp, record};
 
 use crate::cli::{CacheArgs, Cli, Command};
 
@@ -153,6 +153,27 @@ fn run(cli: Cli) -> Result<()> {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
             let target = call::Target::parse(hook, target, args)?;
             call::call(tokio, &runtime(&cache)?, &plugin, flags, target, json)
+        }
+        Some(Command::Mcp {
+            plugin,
+            grants,
+            cache,
+        }) => {
+            let flags = grants.any().then(|| grants.spec()).transpose()?;
+            let runtime = runtime(&cache)?;
+            let (component, spec) = match pack::read(&plugin)? {
+                // A packed file brings its grants; flags, when given, replace them.
+                Some(packed) => {
+                    let name = packed.header.plugin_id.clone();
+                    let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
+                    (component, flags.unwrap_or(packed.header.policy))
+                }
+                None => (
+                    tokio.block_on(runtime.load_file(&plugin))?,
+                    flags.unwrap_or_default(),
+                ),
+            };
+            mcp::serve(tokio, runtime, component, &spec, error_text)
         }
         Some(Command::Inspect { file, cache, trust }) => {
             packed::inspect(&tokio, &file, &runtime(&cache)?, &trust.load()?)

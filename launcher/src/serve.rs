@@ -90,9 +90,17 @@ pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
             });
             fmt.with_env_filter(filter).init()
         }
-        // The common case (and every start by LingXi): a plain level filter
-        // is cheaper to build than an `EnvFilter`.
-        Err(_) => fmt.with_max_level(tracing::Level::INFO).init(),
+        // The common case (and every start by LingXi): a list of targets
+        // is cheaper to build than an `EnvFilter`. The MCP SDK's own
+        // lines (every request it answers) are for debugging only.
+        Err(_) => {
+            let filter = tracing_subscriber::filter::Targets::new()
+                .with_default(tracing::Level::INFO)
+                .with_target("rmcp", tracing::Level::ERROR);
+            use tracing_subscriber::layer::SubscriberExt;
+            use tracing_subscriber::util::SubscriberInitExt;
+            fmt.finish().with(filter).init()
+        }
     }
     guard
 }
@@ -174,8 +182,9 @@ pub fn serve(
 }
 
 /// Runs as a packed plugin. With no arguments (how LingXi spawns plugins)
-/// it serves the protocol; `inspect` (as `inspect` says), `--help` and
-/// `--version` still work. `base` names the executable in `--version`.
+/// it serves the protocol; `mcp` serves it over the Model Context Protocol
+/// (how an Agent Plugins host starts it); `inspect` (as `inspect` says),
+/// `--help` and `--version` still work. `base` names the executable in `--version`.
 pub fn run_packed(
     packed: Packed,
     base: &str,
@@ -187,7 +196,7 @@ pub fn run_packed(
         .iter()
         .map(|a| {
             a.to_str()
-                .with_context(|| format!("argument {a:?} is not valid UTF-8; a packed plugin takes no arguments, or `inspect`, `--help`, `--version`"))
+                .with_context(|| format!("argument {a:?} is not valid UTF-8; a packed plugin takes no arguments, or `mcp`, `inspect`, `--help`, `--version`"))
         })
         .collect::<Result<_>>()?;
     let header = &packed.header;
@@ -204,6 +213,13 @@ pub fn run_packed(
                 tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
             serve(tokio, component, &header.policy, header.record.as_deref())
         }
+        ["mcp"] => {
+            let runtime = Runtime::new()?;
+            // SAFETY: as above.
+            let component =
+                tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
+            crate::mcp::serve(tokio, runtime, component, &header.policy, error_text)
+        }
         ["inspect"] => inspect(&tokio, &packed),
         ["--version" | "-V"] => {
             println!(
@@ -219,7 +235,8 @@ pub fn run_packed(
                 "{id} {version}: a LingXi plugin packed by lingxi-wasm-run.\n\n\
                  Run with no arguments it speaks the LingXi JSON-Lines protocol on stdin/stdout,\n\
                  sandboxed with the grants it was packed with; a LingXi host starts it that way.\n\n\
-                 Usage: {exe} [inspect | --help | --version]\n\n  \
+                 Usage: {exe} [mcp | inspect | --help | --version]\n\n  \
+                 mcp        serve its tools over the Model Context Protocol on stdin/stdout\n  \
                  inspect    {inspect}\n  \
                  --version  print versions",
                 inspect = if base == "lingxi-wasm-run" {
@@ -237,7 +254,7 @@ pub fn run_packed(
             Ok(())
         }
         other => bail!(
-            "a packed plugin takes no arguments (got {other:?}); try `inspect`, `--help` or `--version`"
+            "a packed plugin takes no arguments (got {other:?}); try `mcp`, `inspect`, `--help` or `--version`"
         ),
     }
 }

@@ -101,13 +101,19 @@ impl PluginHost {
     ) -> Self {
         let policy = Policy::decide(&component.manifest().capabilities, &grant);
         let id = &component.manifest().id;
-        let data = grant.data_root.as_deref().and_then(|root| {
-            DataDir::open(root, id, limits.max_storage_bytes)
-                .map_err(|e| {
+        let quota = limits.max_storage_bytes;
+        let data = match (&grant.data_dir, &grant.data_root) {
+            (Some(dir), _) => Some(DataDir::at(dir, quota).map_err(|e| (dir, e))),
+            (None, Some(root)) => Some(DataDir::open(root, id, quota).map_err(|e| (root, e))),
+            (None, None) => None,
+        };
+        let data = data.and_then(|opened| {
+            opened
+                .map_err(|(dir, e)| {
                     tracing::warn!(
                         plugin = %id,
-                        "no storage: cannot open its data directory under {}: {e}",
-                        root.display()
+                        "no storage: cannot open its data directory at {}: {e}",
+                        dir.display()
                     )
                 })
                 .ok()

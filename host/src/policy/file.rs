@@ -213,6 +213,7 @@ impl PolicySpec {
                 (false, Some(root)) => Some(data_root(root)?),
                 (false, None) => crate::storage::default_root(),
             },
+            data_dir: None,
         };
         let mut limits = Limits::default();
         if let Some(seconds) = self.timeout {

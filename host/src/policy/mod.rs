@@ -36,8 +36,12 @@ pub struct Grant {
     /// Environment variables the plugin sees (`--env`); nothing else.
     pub env: Vec<(String, String)>,
     /// Root of the per-plugin data directories (`--data-root`); `None` gives
-    /// the plugin no storage.
+    /// the plugin no storage (unless `data_dir` is set).
     pub data_root: Option<PathBuf>,
+    /// The plugin's own data directory, used as it is instead of
+    /// `<data_root>/<plugin id>/`: the `PLUGIN_DATA` an Agent Plugins host
+    /// chose for this installed instance. Absolute; created if missing.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// How a directory is mounted.

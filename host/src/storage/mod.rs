@@ -33,11 +33,22 @@ impl DataDir {
             ));
         }
         let path = root.join(plugin_id);
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&path)?;
+        create_private(&path)?;
+        Ok(DataDir { path, quota })
+    }
+
+    /// Opens (creating, private to the user) the directory `path` itself:
+    /// one a host chose for the plugin (`PLUGIN_DATA`). It must be absolute
+    /// and, if it exists, a directory (links are resolved).
+    pub fn at(path: &Path, quota: u64) -> io::Result<DataDir> {
+        if !path.is_absolute() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not an absolute path", path.display()),
+            ));
+        }
+        create_private(path)?;
+        let path = path.canonicalize()?;
         Ok(DataDir { path, quota })
     }
 
@@ -89,6 +100,15 @@ impl DataDir {
     pub fn within_quota(&self) -> bool {
         self.usage().is_ok_and(|used| used <= self.quota)
     }
+}
+
+/// Creates `path` and its missing parents, private to the user.
+fn create_private(path: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(path)
 }
 
 /// The default data root, LingXi's: `~/.lingxiagent/plugin-data`.

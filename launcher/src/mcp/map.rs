@@ -1,0 +1,174 @@
+//! What a LingXi plugin becomes over MCP: its tools as MCP tools (with the
+//! hints its sandbox can vouch for), its slash commands as MCP prompts, and
+//! a call's outcome as an MCP result or error. Every MCP-facing decision of
+//! the mapping is here; `mcp/mod.rs` only moves messages.
+
+use std::sync::Arc;
+
+use lingxi_wasm_host::types::{Capability, CommandResult};
+use lingxi_wasm_host::{CallError, Catalog, CatalogCommand, CatalogTool};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptResult, JsonObject, Prompt, PromptArgument,
+    PromptMessage, Role, Tool, ToolAnnotations,
+};
+use serde_json::{Value, json};
+
+/// The `_meta` key under which a tool carries its LingXi contract (owner,
+/// capabilities, approval, concurrency, timeout, path parameters).
+pub const CONTRACT_META: &str = "dev.lingxi-wasm/contract";
+
+/// The one argument of every prompt: the command's arguments as typed.
+pub const PROMPT_ARGUMENT: &str = "arguments";
+
+/// What is offered over MCP, made once from the plugin's catalog.
+pub struct Offer {
+    /// The tools served.
+    pub tools: Vec<Tool>,
+    /// Tools not served, each with why (said when one is called).
+    pub withheld: Vec<(String, String)>,
+    /// The commands, as prompts.
+    pub prompts: Vec<Prompt>,
+}
+
+/// The offer of `catalog`.
+pub fn offer(catalog: &Catalog) -> Offer {
+    let mut offer = Offer {
+        tools: Vec::new(),
+        withheld: Vec::new(),
+        prompts: catalog.commands.iter().map(prompt).collect(),
+    };
+    for tool in &catalog.tools {
+        if tool.annotations.requires_approval {
+            offer.withheld.push((
+                tool.descriptor.name.clone(),
+                format!(
+                    "tool '{}' requires the user's approval before each call (x-lingxi-requires-approval), and an MCP server cannot ask for it; it is not served over MCP (use it from LingXi, or from a host that embeds lingxi-wasm-host with an approval callback)",
+                    lingxi_wasm_host::printable(&tool.descriptor.name)
+                ),
+            ));
+        } else {
+            offer.tools.push(self::tool(tool));
+        }
+    }
+    offer
+}
+
+/// One tool: name, description, the input schema as an object (an object
+/// schema that takes anything when the plugin gave none or not JSON), the
+/// hints the sandbox guarantees, and the full contract under `_meta`.
+fn tool(tool: &CatalogTool) -> Tool {
+    let schema = match serde_json::from_str::<Value>(&tool.descriptor.input_schema) {
+        Ok(Value::Object(schema)) => schema,
+        _ => JsonObject::from_iter([("type".to_owned(), json!("object"))]),
+    };
+    let mut out = Tool::new(
+        tool.descriptor.name.clone(),
+        tool.descriptor.description.clone(),
+        Arc::new(schema),
+    )
+    .with_annotations(hints(tool));
+    let mut contract = tool.annotations.to_json();
+    if let Value::Object(map) = &mut contract {
+        map.insert("owner".into(), json!(tool.owner));
+        let names: Vec<_> = tool.capabilities.iter().map(|c| c.wire_name()).collect();
+        map.insert("capabilities".into(), json!(names));
+        map.insert("validated".into(), json!(tool.validated));
+    }
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.insert(CONTRACT_META.into(), contract);
+    out.meta = Some(meta);
+    out
+}
+
+/// The MCP hints the sandbox enforces, whatever the plugin claims: a tool
+/// whose plugin may not write the project, run processes or reach the
+/// network, and has no path parameter to write, cannot change the user's
+/// environment (`readOnlyHint`); one without network access cannot reach
+/// the outside world (`openWorldHint: false`). A tool that asks for
+/// approval is marked destructive. Nothing else is claimed.
+fn hints(tool: &CatalogTool) -> ToolAnnotations {
+    let has = |c: Capability| tool.capabilities.contains(&c);
+    let writes_path = tool
+        .annotations
+        .paths
+        .iter()
+        .any(|p| p.access == lingxi_wasm_host::contract::PathAccess::Write);
+    let read_only = !has(Capability::ProjectWrite)
+        && !has(Capability::ProcessExecution)
+        && !has(Capability::NetworkAccess)
+        && !writes_path;
+    let mut hints = ToolAnnotations::new()
+        .read_only(read_only)
+        .open_world(has(Capability::NetworkAccess));
+    if tool.annotations.requires_approval {
+        hints = hints.destructive(true);
+    }
+    hints
+}
+
+/// One command as a prompt with one optional argument, the command's
+/// arguments as typed.
+fn prompt(command: &CatalogCommand) -> Prompt {
+    let d = &command.descriptor;
+    let hint = if d.argument_hint.is_empty() {
+        "The command's arguments, as typed after its name".to_owned()
+    } else {
+        format!(
+            "The command's arguments, as typed after its name: {}",
+            d.argument_hint
+        )
+    };
+    let argument = PromptArgument::new(PROMPT_ARGUMENT)
+        .with_description(hint)
+        .with_required(false);
+    Prompt::new(
+        d.name.clone(),
+        Some(d.description.clone()),
+        Some(vec![argument]),
+    )
+}
+
+/// A command's arguments from the prompt's one string: split at white
+/// space, as a user types them after the command's name.
+pub fn command_arguments(typed: Option<&str>) -> Vec<String> {
+    typed
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A command's result as a prompt: text for the model becomes a user
+/// message; a message meant for the user's eyes only (LingXi shows it
+/// without waking the model) becomes an assistant message, its title the
+/// prompt's description.
+pub fn prompt_result(result: CommandResult) -> GetPromptResult {
+    match result {
+        CommandResult::Prompt(text) => {
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+        }
+        CommandResult::Message(message) => {
+            let out =
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::Assistant, message.text)]);
+            match message.title {
+                Some(title) => out.with_description(title),
+                None => out,
+            }
+        }
+    }
+}
+
+/// A tool's answer as an MCP result: its text as text content.
+pub fn tool_result(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// A failed call as an MCP tool result with `isError`: the model (and the
+/// user) read why, in the launcher's words (`error_text` names the flag
+/// that raises a limit). Failures of the plugin, of the sandbox's limits
+/// and of the tool's contract (arguments against its schema, path
+/// parameters) are all results of running the tool: MCP says such errors
+/// are reported in the result, so the model can correct itself.
+pub fn tool_failure(error: &CallError, error_text: fn(&CallError) -> String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(error_text(error))])
+}

@@ -1,0 +1,221 @@
+//! Serving one sandboxed plugin over the Model Context Protocol on
+//! stdin/stdout (`lingxi-wasm-run mcp`, or a packed plugin started with the
+//! argument `mcp`), with the official Rust SDK (`rmcp`).
+//!
+//! The plugin runs in a one-plugin [`PluginSet`], the core an embedding host
+//! uses: the same grants, deadlines, memory and output caps, argument
+//! validation and path parameters as over JSONL. What maps to what is
+//! decided in [`map`]; where the workspace root comes from in [`roots`].
+
+mod map;
+mod roots;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use lingxi_wasm_host::types::InitializeRequest;
+use lingxi_wasm_host::{
+    CallError, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec, Runtime, Session,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{RoleServer, ServerHandler};
+
+pub use map::{CONTRACT_META, PROMPT_ARGUMENT};
+
+/// The environment variable an Agent Plugins host sets to the plugin's
+/// persistent data directory.
+pub const PLUGIN_DATA: &str = "PLUGIN_DATA";
+
+/// Serves `component` over MCP on stdin/stdout until the client closes
+/// stdin. `spec` is the grant; `error_text` words failed calls.
+pub fn serve(
+    tokio: tokio::runtime::Runtime,
+    runtime: Runtime,
+    component: PluginComponent,
+    spec: &PolicySpec,
+    error_text: fn(&CallError) -> String,
+) -> Result<()> {
+    let (mut grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+    let id = component.manifest().id.clone();
+    // The root the client's MCP roots do not replace: --workspace, else
+    // the working directory. It reaches the plugin as its snapshot's root.
+    let fallback = match grant.workspace.take() {
+        Some(root) => Some(root),
+        None => std::env::current_dir().ok(),
+    };
+    if !spec.no_storage
+        && let Some(dir) = std::env::var_os(PLUGIN_DATA).filter(|d| !d.is_empty())
+    {
+        let dir = PathBuf::from(dir);
+        anyhow::ensure!(
+            dir.is_absolute(),
+            "{PLUGIN_DATA}={} is not an absolute path; an Agent Plugins host sets it to the plugin's data directory",
+            dir.display()
+        );
+        grant.data_dir = Some(dir);
+    }
+    let policy = Policy::decide(&component.manifest().capabilities, &grant);
+    for line in policy.report(&grant) {
+        tracing::warn!("[{id}] {line}");
+    }
+    let options = PluginOptions {
+        grant,
+        limits: Some(limits),
+        log_sink: None,
+        validate_arguments: !spec.no_validate,
+    };
+    let manifest = component.manifest().clone();
+    tokio.block_on(async move {
+        let mut set = PluginSet::new(runtime).with_initialize(InitializeRequest {
+            host_ipc_version: Some(1),
+            core_version: None,
+        });
+        set.add(component, &id, options).await?;
+        let offer = map::offer(&set.catalog());
+        for (_, why) in &offer.withheld {
+            tracing::warn!("[{id}] {why}");
+        }
+        let snapshot = fallback.as_deref().and_then(crate::workspace::wit_snapshot);
+        let session = Arc::new(set.session("mcp", snapshot)?);
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new(manifest.id.clone(), manifest.version.clone())
+                .with_title(manifest.name.clone())
+                .with_description(manifest.description.clone()),
+        )
+        .with_instructions(format!(
+            "Tools of the LingXi plugin {} ({}), run in a WebAssembly sandbox by lingxi-wasm-run: it reaches only what its user granted.",
+            manifest.name, manifest.id
+        ));
+        let handler = Handler {
+            session: session.clone(),
+            offer: Arc::new(offer),
+            info,
+            roots: roots::Roots::new(session.clone(), fallback),
+            error_text,
+        };
+        let transport = rmcp::transport::io::stdio_pipes();
+        let running = rmcp::serve_server(handler, transport)
+            .await
+            .context("the MCP client did not complete the handshake")?;
+        let quit = running.waiting().await;
+        session.deactivate().await;
+        quit.context("the MCP service failed")?;
+        Ok(())
+    })
+}
+
+/// The MCP side of one plugin session.
+struct Handler {
+    session: Arc<Session>,
+    offer: Arc<map::Offer>,
+    info: ServerConfig,
+    roots: roots::Roots,
+    error_text: fn(&CallError) -> String,
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.roots.expect(request.capabilities.roots.is_some());
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.roots.fetch(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.roots.fetch(&context.peer).await;
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.offer.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        if let Some((_, why)) = self.offer.withheld.iter().find(|(n, _)| n == name) {
+            return Err(ErrorData::invalid_params(why.clone(), None));
+        }
+        if !self.offer.tools.iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool '{}'; tools/list lists the tools there are",
+                    lingxi_wasm_host::printable(name)
+                ),
+                None,
+            ));
+        }
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        self.roots.ready().await;
+        let result = match self.session.call_tool(name, &arguments.to_string()).await {
+            Ok(text) => map::tool_result(text),
+            Err(error) => map::tool_failure(&error, self.error_text),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(
+            self.offer.prompts.clone(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let typed = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get(map::PROMPT_ARGUMENT))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            });
+        let arguments = map::command_arguments(typed.as_deref());
+        self.roots.ready().await;
+        match self.session.run_command(&request.name, arguments).await {
+            Ok(result) => Ok(map::prompt_result(result).into()),
+            Err(error @ CallError::NoSuchCommand { .. }) => Err(ErrorData::invalid_params(
+                format!("{error}; prompts/list lists the prompts there are"),
+                None,
+            )),
+            Err(error) => Err(ErrorData::internal_error((self.error_text)(&error), None)),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Where the plugin's workspace root comes from over MCP: the first
+//! `file://` root the client offers (MCP roots), else `--workspace`, else
+//! the working directory. The root reaches the plugin as its snapshot's
+//! `workspace.rootPath`, and is mounted only if the plugin is granted
+//! `projectRead` or `projectWrite`. Calls wait (a bounded time) for the
+//! client's answer, so the first call already sees the client's root.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lingxi_wasm_host::Session;
+use rmcp::{Peer, RoleServer};
+use tokio::sync::watch;
+
+/// How long a call waits for the client to answer `roots/list`.
+const ROOTS_WAIT: Duration = Duration::from_secs(5);
+
+/// The session's workspace root, as the client's roots say.
+pub(super) struct Roots {
+    session: Arc<Session>,
+    fallback: Option<PathBuf>,
+    /// `true` once the root is settled (no roots offered, or asked for).
+    settled: watch::Sender<bool>,
+}
+
+impl Roots {
+    pub(super) fn new(session: Arc<Session>, fallback: Option<PathBuf>) -> Roots {
+        Roots {
+            session,
+            fallback,
+            settled: watch::Sender::new(true),
+        }
+    }
+
+    /// At `initialize`: whether the client offers roots, to be asked for
+    /// once it says it is initialized.
+    pub(super) fn expect(&self, offered: bool) {
+        self.settled.send_replace(!offered);
+    }
+
+    /// Asks the client for its roots (if it offers them) and publishes the
+    /// first usable one, or the fallback.
+    // Roots are deprecated by the 2026-07-28 revision (SEP-2577), but they
+    // are how clients of 2025-11-25 and before say where they work.
+    #[allow(deprecated)]
+    pub(super) async fn fetch(&self, peer: &Peer<RoleServer>) {
+        let offered = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if offered {
+            let asked = tokio::time::timeout(ROOTS_WAIT, peer.list_roots()).await;
+            let root = match asked {
+                Ok(Ok(list)) => list.roots.iter().find_map(|r| usable(&r.uri)),
+                Ok(Err(e)) => {
+                    tracing::warn!(
+                        "the MCP client did not list its roots ({e}); keeping the workspace root"
+                    );
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "the MCP client did not list its roots within {ROOTS_WAIT:?}; keeping the workspace root"
+                    );
+                    None
+                }
+            };
+            self.publish(root.as_deref().or(self.fallback.as_deref()));
+        }
+        self.settled.send_replace(true);
+    }
+
+    /// Waits until the root is settled, at most [`ROOTS_WAIT`].
+    pub(super) async fn ready(&self) {
+        let mut settled = self.settled.subscribe();
+        let _ = tokio::time::timeout(ROOTS_WAIT, settled.wait_for(|s| *s)).await;
+    }
+
+    fn publish(&self, root: Option<&Path>) {
+        let Some(root) = root else { return };
+        tracing::info!("workspace root: {}", root.display());
+        if let Some(snapshot) = crate::workspace::wit_snapshot(root)
+            && let Err(e) = self.session.set_snapshot(snapshot)
+        {
+            tracing::warn!("cannot publish the workspace root {}: {e}", root.display());
+        }
+    }
+}
+
+/// The folder a root URI names, if it is a `file://` URI of an existing
+/// directory (resolved: links followed).
+fn usable(uri: &str) -> Option<PathBuf> {
+    let path = file_uri_path(uri);
+    if path.is_none() {
+        tracing::warn!(
+            "ignoring MCP root {}: not a file:// URI of an absolute path",
+            lingxi_wasm_host::printable(uri)
+        );
+    }
+    let path = path?.canonicalize().ok().filter(|p| p.is_dir());
+    if path.is_none() {
+        tracing::warn!(
+            "ignoring MCP root {}: no such folder",
+            lingxi_wasm_host::printable(uri)
+        );
+    }
+    path
+}
+
+/// The path of a `file://` URI (`file:///a%20b` → `/a b`; the host part
+/// must be empty or `localhost`), percent-decoded.
+fn file_uri_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') || rest.contains(['?', '#']) {
+        return None;
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    if out.contains(&0) {
+        return None;
+    }
+    #[cfg(unix)]
+    let path = {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(out))
+    };
+    #[cfg(not(unix))]
+    let path = PathBuf::from(String::from_utf8(out).ok()?);
+    Some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_uri_path;
+    use std::path::Path;
+
+    #[test]
+    fn file_uris_become_paths() {
+        let cases = [
+            ("file:///home/u/proj", Some("/home/u/proj")),
+            ("file://localhost/srv/a%20b", Some("/srv/a b")),
+            ("file:///x/%E6%96%87", Some("/x/文")),
+            ("file://other-host/x", None),
+            ("https://example.com/x", None),
+            ("file:///x%00y", None),
+            ("file:///x%4", None),
+            ("file:///x?y", None),
+            ("file:relative", None),
+        ];
+        for (uri, path) in cases {
+            assert_eq!(file_uri_path(uri).as_deref(), path.map(Path::new), "{uri}");
+        }
+    }
+}
