@@ -161,6 +161,31 @@ pub enum Command {
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Export a plugin as a package for other agent hosts: with
+    /// `--format agent-plugin`, an Agent Plugins 1.0.0 package (Lime Plugin
+    /// v3 loads it) whose MCP server is the packed plugin, with its grants.
+    Export {
+        /// A component (.wasm) or a packed plugin.
+        input: PathBuf,
+        /// The package format.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// The folder to write the package into (new, or empty).
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        /// Keep the grants packed into INPUT (all are printed). Without it,
+        /// a packed INPUT gets only the grants stated with flags now.
+        #[arg(long)]
+        keep_grants: bool,
+        /// Sign the component with this minisign secret key (see `keygen`).
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+        /// The executable to build on (see `pack --base`).
+        #[arg(long, value_name = "FILE")]
+        base: Option<PathBuf>,
+        #[command(flatten)]
+        grants: Box<GrantArgs>,
+    },
     /// Print what a component or packed plugin declares and is granted,
     /// without running any tool.
     Inspect {
@@ -246,6 +271,13 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
+}
+
+/// Package formats of `export`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Agent Plugins 1.0.0 (plugin.json, mcp.json, skills/): what Lime loads.
+    AgentPlugin,
 }
 
 /// The public keys whose signatures count.

@@ -92,35 +92,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     let file = lingxi_wasm_host::read_plugin_file(input)?;
     let existing = pack::parse_bytes(input, &file)?;
     let signing = check_signature(input, existing.as_ref(), &trust, signed_only)?;
-    // Grants inside a packed file apply only if the user asks for them, and
-    // then every one is printed: none is carried over unseen.
-    let (component, spec) = match (existing, grants) {
-        (Some(existing), Grants::Keep) => {
-            println!("keeping the grants packed into {}:", input.display());
-            for line in describe(&existing.header.policy) {
-                println!("  {line}");
-            }
-            (
-                existing.component().to_vec(),
-                existing.header.policy.clone(),
-            )
-        }
-        (Some(existing), Grants::Given(spec)) => {
-            if existing.header.policy != PolicySpec::default() {
-                eprintln!(
-                    "note: the grants packed into {} are not kept; state them again with flags, or pass --keep-grants to keep them (see them with `lingxi-wasm-run inspect {}`)",
-                    input.display(),
-                    input.display()
-                );
-            }
-            (existing.component().to_vec(), *spec)
-        }
-        (None, Grants::Keep) => bail!(
-            "--keep-grants keeps the grants of a packed plugin, but {} is not one; give grant flags instead",
-            input.display()
-        ),
-        (None, Grants::Given(spec)) => (file, *spec),
-    };
+    let (component, spec) = chosen(input, file, existing, grants)?;
     let record = record.map(record_dir).transpose()?;
     let name = input.display().to_string();
     let options = packed::PackOptions {
@@ -188,6 +160,45 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         println!("records        every session into {}", dir.display());
     }
     Ok(())
+}
+
+/// The component to pack and its grants: those stated with flags now, or
+/// (`--keep-grants`) the ones packed into `input`, every one printed. The
+/// grants inside a packed file apply only if the user asks for them: none
+/// is carried over unseen.
+pub fn chosen(
+    input: &Path,
+    file: Vec<u8>,
+    existing: Option<pack::Packed>,
+    grants: Grants,
+) -> Result<(Vec<u8>, PolicySpec)> {
+    Ok(match (existing, grants) {
+        (Some(existing), Grants::Keep) => {
+            println!("keeping the grants packed into {}:", input.display());
+            for line in describe(&existing.header.policy) {
+                println!("  {line}");
+            }
+            (
+                existing.component().to_vec(),
+                existing.header.policy.clone(),
+            )
+        }
+        (Some(existing), Grants::Given(spec)) => {
+            if existing.header.policy != PolicySpec::default() {
+                eprintln!(
+                    "note: the grants packed into {} are not kept; state them again with flags, or pass --keep-grants to keep them (see them with `lingxi-wasm-run inspect {}`)",
+                    input.display(),
+                    input.display()
+                );
+            }
+            (existing.component().to_vec(), *spec)
+        }
+        (None, Grants::Keep) => bail!(
+            "--keep-grants keeps the grants of a packed plugin, but {} is not one; give grant flags instead",
+            input.display()
+        ),
+        (None, Grants::Given(spec)) => (file, *spec),
+    })
 }
 
 /// The folder `--record` names, made absolute (the plugin starts in its own

@@ -7,6 +7,7 @@ mod base;
 mod call;
 mod check;
 mod cli;
+mod export;
 mod install;
 mod new;
 mod packed;
@@ -174,6 +175,25 @@ fn run(cli: Cli) -> Result<()> {
                 ),
             };
             mcp::serve(tokio, runtime, component, &spec, error_text)
+        }
+        Some(Command::Export {
+            input,
+            format: cli::ExportFormat::AgentPlugin,
+            output,
+            keep_grants,
+            sign,
+            base,
+            grants,
+        }) => {
+            let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
+            let export = export::Export {
+                input: &input,
+                output: &output,
+                grants: install::Grants::choose(keep_grants, &grants)?,
+                key: key.as_ref(),
+                base: base.as_deref(),
+            };
+            export::export(&tokio, export)
         }
         Some(Command::Inspect { file, cache, trust }) => {
             packed::inspect(&tokio, &file, &runtime(&cache)?, &trust.load()?)

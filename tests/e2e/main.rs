@@ -13,6 +13,7 @@ mod embed_contracts;
 mod embed_load;
 mod isolation;
 mod lifecycle;
+mod mcp;
 mod newcomer;
 mod packed;
 mod packed_trust;

@@ -108,7 +108,12 @@ impl Tool for FnTool {
         "test tool"
     }
     fn execute(&self, arguments: &str, _ctx: &ToolContext) -> PluginResult<String> {
-        (self.1)(arguments)
+        // Over MCP arguments are always an object: `{"input": "…"}` stands
+        // for the raw text `…` a JSONL test sends.
+        let input = serde_json::from_str::<serde_json::Value>(arguments)
+            .ok()
+            .and_then(|v| v.get("input").and_then(|i| i.as_str()).map(str::to_owned));
+        (self.1)(input.as_deref().unwrap_or(arguments))
     }
 }
 
