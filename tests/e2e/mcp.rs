@@ -311,7 +311,10 @@ fn the_sandbox_holds_over_mcp() {
         assert_eq!(r[i]["isError"], true, "call {i}: {report}");
         r[i]["text"].as_str().unwrap().to_owned()
     };
-    assert!(!error_text(0).contains("TOP-SECRET"), "file escape: {report}");
+    assert!(
+        !error_text(0).contains("TOP-SECRET"),
+        "file escape: {report}"
+    );
     for (i, what) in [(1, "spin"), (3, "sleep")] {
         let text = error_text(i);
         assert!(text.contains("--timeout"), "{what}: {text}");
