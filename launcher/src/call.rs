@@ -94,12 +94,13 @@ pub fn call(
     target: Target,
     json: bool,
 ) -> Result<()> {
-    // A packed file brings its grants; flags, when given, replace them.
+    // A packed file brings its grants; flags given now are laid over them
+    // (a limit raised or lowered never widens what it was granted).
     let (component, spec) = match pack::read(plugin)? {
         Some(packed) => {
             let name = packed.header.plugin_id.clone();
             let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
-            (component, flags.unwrap_or(packed.header.policy))
+            (component, over_packed(packed.header.policy, flags))
         }
         None => (
             tokio.block_on(runtime.load_file(plugin))?,
@@ -208,5 +209,16 @@ fn print_result(result: &Value) {
             }
         }
         other => println!("{other}"),
+    }
+}
+
+/// The grants a packed plugin brings with `flags` laid over them, as flags
+/// are laid over a policy file: a flag replaces its own setting (`--grant`
+/// the capabilities, `--timeout` the deadline) or adds folders, hosts and
+/// variables; a setting no flag names stays as packed.
+pub fn over_packed(packed: PolicySpec, flags: Option<PolicySpec>) -> PolicySpec {
+    match flags {
+        Some(flags) => packed.merge(flags),
+        None => packed,
     }
 }

@@ -60,17 +60,8 @@ pub enum Command {
         /// Where to write the executable.
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
-        /// Sign the component with this minisign secret key (see `keygen`);
-        /// `install` checks the signature against the keys a user trusts.
-        #[arg(long, value_name = "KEY")]
-        sign: Option<PathBuf>,
-        /// The executable to build on: `lingxi-wasm-rt` (runtime-only,
-        /// smaller, starts faster) or a `lingxi-wasm-run` of this version
-        /// [default: lingxi-wasm-rt beside this launcher, else this launcher].
-        #[arg(long, value_name = "FILE")]
-        base: Option<PathBuf>,
         #[command(flatten)]
-        grants: Box<GrantArgs>,
+        pack: PackArgs,
     },
     /// Pack (if needed) and install a plugin where a LingXi host finds it:
     /// `~/.lingxiagent/plugins/ID`, or `DIR/.lingxi/plugins/ID` with --project.
@@ -127,8 +118,8 @@ pub enum Command {
     /// The plugin gets a snapshot of the current folder (or --workspace):
     /// its path, and its git repository and branch if any.
     Call {
-        /// A component (.wasm) or a packed plugin (which brings its grants,
-        /// unless grant flags are given).
+        /// A component (.wasm) or a packed plugin (which brings its grants;
+        /// flags given here are laid over them, as over a --policy file).
         plugin: PathBuf,
         /// A tool name, or `/` and a command name or alias.
         target: Option<String>,
@@ -151,10 +142,11 @@ pub enum Command {
     /// Model Context Protocol on stdin/stdout, in the same sandbox: an MCP
     /// client starts `lingxi-wasm-run mcp PLUGIN [grant flags]`. The
     /// workspace is the client's first MCP root, else --workspace, else
-    /// the current folder; PLUGIN_DATA, when set, is the data directory.
+    /// the current folder (unless it is / or the home folder); PLUGIN_DATA,
+    /// when set, is the data directory.
     Mcp {
-        /// A component (.wasm) or a packed plugin (which brings its grants,
-        /// unless grant flags are given).
+        /// A component (.wasm) or a packed plugin (which brings its grants;
+        /// flags given here are laid over them, as over a --policy file).
         plugin: PathBuf,
         #[command(flatten)]
         grants: Box<GrantArgs>,
@@ -177,14 +169,8 @@ pub enum Command {
         /// a packed INPUT gets only the grants stated with flags now.
         #[arg(long)]
         keep_grants: bool,
-        /// Sign the component with this minisign secret key (see `keygen`).
-        #[arg(long, value_name = "KEY")]
-        sign: Option<PathBuf>,
-        /// The executable to build on (see `pack --base`).
-        #[arg(long, value_name = "FILE")]
-        base: Option<PathBuf>,
         #[command(flatten)]
-        grants: Box<GrantArgs>,
+        pack: PackArgs,
     },
     /// Print what a component or packed plugin declares and is granted,
     /// without running any tool.
@@ -271,6 +257,22 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
+}
+
+/// How a packed executable is made (`pack`, `export`).
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Sign the component with this minisign secret key (see `keygen`);
+    /// `install` checks the signature against the keys a user trusts.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
+    /// The executable to build on: `lingxi-wasm-rt` (runtime-only,
+    /// smaller, starts faster) or a `lingxi-wasm-run` of this version
+    /// [default: lingxi-wasm-rt beside this launcher, else this launcher].
+    #[arg(long, value_name = "FILE")]
+    pub base: Option<PathBuf>,
+    #[command(flatten)]
+    pub grants: Box<GrantArgs>,
 }
 
 /// Package formats of `export`.

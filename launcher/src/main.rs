@@ -89,9 +89,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Pack {
             component,
             output,
-            sign,
-            base,
-            grants,
+            pack: cli::PackArgs { sign, base, grants },
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             let spec = grants.spec()?;
@@ -163,11 +161,12 @@ fn run(cli: Cli) -> Result<()> {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
             let runtime = runtime(&cache)?;
             let (component, spec) = match pack::read(&plugin)? {
-                // A packed file brings its grants; flags, when given, replace them.
+                // A packed file brings its grants; flags given now are laid over them
+                // (a limit raised or lowered never widens what it was granted).
                 Some(packed) => {
                     let name = packed.header.plugin_id.clone();
                     let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
-                    (component, flags.unwrap_or(packed.header.policy))
+                    (component, call::over_packed(packed.header.policy, flags))
                 }
                 None => (
                     tokio.block_on(runtime.load_file(&plugin))?,
@@ -181,9 +180,7 @@ fn run(cli: Cli) -> Result<()> {
             format: cli::ExportFormat::AgentPlugin,
             output,
             keep_grants,
-            sign,
-            base,
-            grants,
+            pack: cli::PackArgs { sign, base, grants },
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             let export = export::Export {

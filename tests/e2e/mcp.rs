@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::packed::pack_component;
-use crate::support::{guest, test_home, workspace_root};
+use crate::support::{guest, runtime_base, test_home, workspace_root};
 
 /// The pinned client's Python, installed on first use.
 fn client_python() -> PathBuf {
@@ -48,6 +48,15 @@ fn served(args: &[&str], cwd: &Path) -> Value {
     let (report, status) = client(args, cwd);
     assert_eq!(status, 0, "{report}");
     report
+}
+
+/// The report of `calls` to the server `server` (a command and its
+/// arguments), for a client that offers the MCP root `root`.
+fn with_root(root: &Path, calls: &str, server: &[&str], cwd: &Path) -> Value {
+    let uri = file_uri(root);
+    let mut args = vec!["--roots", &uri, "--calls", calls, "--"];
+    args.extend_from_slice(server);
+    served(&args, cwd)
 }
 
 fn launcher() -> &'static str {
@@ -119,17 +128,8 @@ fn an_mcp_client_lists_and_calls_a_packed_probe_started_with_mcp() {
     let exe = pack_component(dir.path(), &guest("probe"), "probe", &[]);
     let root = dir.path().join("project");
     std::fs::create_dir(&root).unwrap();
-    let uri = file_uri(&root);
-    let args = [
-        "--roots",
-        &uri,
-        "--calls",
-        PROBE_CALLS,
-        "--",
-        exe.to_str().unwrap(),
-        "mcp",
-    ];
-    check_probe(&served(&args, dir.path()), &root);
+    let server = [exe.to_str().unwrap(), "mcp"];
+    check_probe(&with_root(&root, PROBE_CALLS, &server, dir.path()), &root);
 }
 
 fn export(input: &Path, out: &Path, grants: &[&str]) {
@@ -154,7 +154,13 @@ fn schemas() -> String {
 fn an_exported_package_validates_and_serves_as_a_client_launches_it() {
     let dir = tempfile::tempdir().unwrap();
     let package = dir.path().join("package");
-    export(&guest("probe"), &package, &[]);
+    // On the runtime-only base, as a package is best shipped.
+    let base = runtime_base();
+    export(
+        &guest("probe"),
+        &package,
+        &["--base", base.to_str().unwrap()],
+    );
     let root = dir.path().join("project");
     std::fs::create_dir(&root).unwrap();
     let (uri, data) = (file_uri(&root), dir.path().join("data"));
@@ -210,39 +216,72 @@ fn the_package_checks_refuse_broken_packages() {
     };
     let (plugin, mcp) = (read("plugin.json"), read("mcp.json"));
     let server = plugin["name"].as_str().unwrap().to_owned();
-    let mut cases: Vec<(&str, Value, Value, &str)> = Vec::new();
-    let mut bad_name = plugin.clone();
-    bad_name["name"] = json!("Bad--Name");
-    cases.push(("bad name", bad_name, mcp.clone(), "plugin.json name"));
-    let mut extra = plugin.clone();
-    extra["unknownField"] = json!(1);
-    cases.push(("closed manifest", extra, mcp.clone(), "unknownField"));
-    let mut old = plugin.clone();
-    old["$schema"] = json!("https://agent-plugins.org/schemas/0.9.0/plugin.schema.json");
-    cases.push(("other version", old, mcp.clone(), "$schema must be exactly"));
-    let mut url = mcp.clone();
-    url["mcpServers"][&server]["url"] = json!("https://example.com");
-    cases.push((
-        "field of another variant",
-        plugin.clone(),
-        url,
-        "mcp.json mcpServers",
-    ));
-    let mut reserved = mcp.clone();
-    reserved["mcpServers"][&server]["env"] = json!({"PLUGIN_ROOT": "/"});
-    cases.push(("reserved env", plugin.clone(), reserved, "PLUGIN_ROOT"));
-    let mut escape = mcp.clone();
-    escape["mcpServers"][&server]["command"] = json!("./outside");
-    cases.push((
-        "command outside",
-        plugin.clone(),
-        escape,
-        "outside the plugin root",
-    ));
-    let mut bad_cwd = mcp.clone();
-    bad_cwd["mcpServers"][&server]["cwd"] = json!("/tmp");
-    cases.push(("cwd form", plugin.clone(), bad_cwd, "mcp.json mcpServers"));
-    for (what, plugin, mcp, expected) in cases {
+    // (what, file, where, new value, the problem the loader must name)
+    let cases = [
+        (
+            "bad name",
+            "plugin.json",
+            "name",
+            json!("Bad--Name"),
+            "plugin.json name",
+        ),
+        (
+            "closed manifest",
+            "plugin.json",
+            "unknownField",
+            json!(1),
+            "unknownField",
+        ),
+        (
+            "other version",
+            "plugin.json",
+            "$schema",
+            json!("https://agent-plugins.org/schemas/0.9.0/plugin.schema.json"),
+            "$schema must be exactly",
+        ),
+        (
+            "field of another variant",
+            "mcp.json",
+            "url",
+            json!("https://x.example"),
+            "mcp.json mcpServers",
+        ),
+        (
+            "reserved env",
+            "mcp.json",
+            "env",
+            json!({"PLUGIN_ROOT": "/"}),
+            "PLUGIN_ROOT",
+        ),
+        (
+            "command outside",
+            "mcp.json",
+            "command",
+            json!("./outside"),
+            "outside the plugin root",
+        ),
+        (
+            "cwd form",
+            "mcp.json",
+            "cwd",
+            json!("/tmp"),
+            "mcp.json mcpServers",
+        ),
+        (
+            "versions differ",
+            "mcp.json top",
+            "$schema",
+            json!("https://agent-plugins.org/schemas/1.1.0/mcp.schema.json"),
+            "the version of plugin.json's",
+        ),
+    ];
+    for (what, file, key, value, expected) in cases {
+        let (mut plugin, mut mcp) = (plugin.clone(), mcp.clone());
+        match file {
+            "plugin.json" => plugin[key] = value,
+            "mcp.json top" => mcp[key] = value,
+            _ => mcp["mcpServers"][&server][key] = value,
+        }
         let broken = dir.path().join(what.replace(' ', "-"));
         std::fs::create_dir(&broken).unwrap();
         std::fs::write(broken.join("plugin.json"), plugin.to_string()).unwrap();
@@ -276,7 +315,6 @@ fn the_sandbox_holds_over_mcp() {
     std::fs::write(project.join("inside.txt"), "inside").unwrap();
     let secret = dir.path().join("secret.txt");
     std::fs::write(&secret, "TOP-SECRET-CONTENT").unwrap();
-    let uri = file_uri(&project);
     let calls = json!([
         {"tool": "read-file", "arguments": {"input": secret.display().to_string()}},
         {"tool": "spin", "arguments": {"input": ""}},
@@ -291,12 +329,7 @@ fn the_sandbox_holds_over_mcp() {
     ])
     .to_string();
     let testbed = guest("testbed");
-    let args = [
-        "--roots",
-        &uri,
-        "--calls",
-        &calls,
-        "--",
+    let server = [
         launcher(),
         "mcp",
         testbed.to_str().unwrap(),
@@ -305,7 +338,7 @@ fn the_sandbox_holds_over_mcp() {
         "--timeout",
         "1",
     ];
-    let report = served(&args, dir.path());
+    let report = with_root(&project, &calls, &server, dir.path());
     let r = &report["results"];
     let error_text = |i: usize| {
         assert_eq!(r[i]["isError"], true, "call {i}: {report}");
@@ -405,4 +438,81 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// A packed plugin keeps its grants when a flag changes one setting: a
+/// limit given to `mcp` never widens what it was packed with.
+#[test]
+fn flags_are_laid_over_a_packed_plugins_grants() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = pack_component(
+        dir.path(),
+        &guest("testbed"),
+        "testbed",
+        &["--grant", "none"],
+    );
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("f.txt"), "CONTENT").unwrap();
+    let file = project.join("f.txt").display().to_string();
+    let calls = json!([{"tool": "read-file", "arguments": {"input": file}}]).to_string();
+    let server = [launcher(), "mcp", exe.to_str().unwrap(), "--timeout", "5"];
+    let report = with_root(&project, &calls, &server, dir.path());
+    let result = &report["results"][0];
+    assert_eq!(result["isError"], true, "{report}");
+    assert!(
+        !result["text"].as_str().unwrap().contains("CONTENT"),
+        "{report}"
+    );
+}
+
+/// Started in `/` or the home folder with no root from the client (what
+/// GUI hosts do), the server mounts no workspace rather than all of it.
+#[test]
+fn a_working_directory_too_broad_to_be_a_workspace_is_not_mounted() {
+    let home = test_home();
+    std::fs::create_dir_all(&home).unwrap();
+    let probe = guest("probe");
+    let calls = r#"[{"prompt": "probe"}]"#;
+    for cwd in [Path::new("/"), home.as_path()] {
+        let args = [
+            "--calls",
+            calls,
+            "--",
+            launcher(),
+            "mcp",
+            probe.to_str().unwrap(),
+        ];
+        let report = served(&args, cwd);
+        let error = report["results"][0]["error"]["message"].to_string();
+        assert!(error.contains("unavailable"), "{}: {report}", cwd.display());
+    }
+}
+
+/// `PLUGIN_DATA` must name the plugin's own folder: never `/`, the home
+/// folder or a link.
+#[test]
+fn plugin_data_that_is_not_a_plugins_own_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+    for (data, why) in [
+        (PathBuf::from("/"), "holds the home folder"),
+        (test_home(), "holds the home folder"),
+        (link, "symbolic link"),
+        (PathBuf::from("relative"), "absolute"),
+    ] {
+        let out = crate::support::launcher()
+            .args(["mcp", guest("probe").to_str().unwrap()])
+            .env("PLUGIN_DATA", &data)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", data.display());
+        assert!(
+            stderr.contains("PLUGIN_DATA") && stderr.contains(why),
+            "{stderr}"
+        );
+    }
 }

@@ -49,6 +49,12 @@ impl DataDir {
         }
         create_private(path)?;
         let path = path.canonicalize()?;
+        if path.parent().is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "/ cannot be a plugin's data directory",
+            ));
+        }
         Ok(DataDir { path, quota })
     }
 

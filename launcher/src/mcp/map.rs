@@ -26,6 +26,8 @@ pub struct Offer {
     pub tools: Vec<Tool>,
     /// Tools not served, each with why (said when one is called).
     pub withheld: Vec<(String, String)>,
+    /// Tools whose calls may overlap (`x-lingxi-concurrency-safe`).
+    pub concurrency_safe: Vec<String>,
     /// The commands, as prompts.
     pub prompts: Vec<Prompt>,
 }
@@ -35,6 +37,7 @@ pub fn offer(catalog: &Catalog) -> Offer {
     let mut offer = Offer {
         tools: Vec::new(),
         withheld: Vec::new(),
+        concurrency_safe: Vec::new(),
         prompts: catalog.commands.iter().map(prompt).collect(),
     };
     for tool in &catalog.tools {
@@ -47,6 +50,9 @@ pub fn offer(catalog: &Catalog) -> Offer {
                 ),
             ));
         } else {
+            if tool.annotations.concurrency_safe {
+                offer.concurrency_safe.push(tool.descriptor.name.clone());
+            }
             offer.tools.push(self::tool(tool));
         }
     }
@@ -171,4 +177,83 @@ pub fn tool_result(text: String) -> CallToolResult {
 /// are reported in the result, so the model can correct itself.
 pub fn tool_failure(error: &CallError, error_text: fn(&CallError) -> String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(error_text(error))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lingxi_wasm_host::contract::Annotations;
+    use lingxi_wasm_host::types::{CommandMessage, Presentation, ToolDescriptor};
+
+    fn tool(capabilities: &[Capability], schema: &str, annotations: Annotations) -> CatalogTool {
+        CatalogTool {
+            owner: "p".into(),
+            descriptor: ToolDescriptor {
+                name: "t".into(),
+                description: "d".into(),
+                input_schema: schema.into(),
+            },
+            capabilities: capabilities.to_vec(),
+            annotations,
+            validated: true,
+        }
+    }
+
+    #[test]
+    fn hints_claim_only_what_the_sandbox_enforces() {
+        use Capability::*;
+        let cases: [(&[Capability], Option<bool>, Option<bool>); 5] = [
+            (&[], Some(true), Some(false)),
+            (&[ProjectRead], Some(true), Some(false)),
+            (&[ProjectRead, ProjectWrite], Some(false), Some(false)),
+            (&[ProcessExecution], Some(false), Some(false)),
+            (&[NetworkAccess], Some(false), Some(true)),
+        ];
+        for (caps, read_only, open_world) in cases {
+            let hints = hints(&tool(caps, "{}", Annotations::default()));
+            assert_eq!(hints.read_only_hint, read_only, "{caps:?}");
+            assert_eq!(hints.open_world_hint, open_world, "{caps:?}");
+            assert_eq!(hints.destructive_hint, None, "{caps:?}");
+        }
+    }
+
+    #[test]
+    fn schemas_are_objects_and_approval_tools_are_withheld() {
+        let mut catalog = Catalog::default();
+        catalog
+            .tools
+            .push(tool(&[], "not json", Annotations::default()));
+        let approve = Annotations {
+            requires_approval: true,
+            ..Annotations::default()
+        };
+        let mut withheld = tool(&[], "{}", approve);
+        withheld.descriptor.name = "ask".into();
+        catalog.tools.push(withheld);
+        let offer = offer(&catalog);
+        assert_eq!(offer.tools.len(), 1);
+        assert_eq!(
+            offer.tools[0].input_schema.get("type"),
+            Some(&json!("object"))
+        );
+        let meta = offer.tools[0].meta.as_ref().unwrap();
+        assert_eq!(meta[CONTRACT_META]["owner"], "p");
+        assert_eq!(offer.withheld.len(), 1);
+        assert!(offer.withheld[0].1.contains("requires the user's approval"));
+    }
+
+    #[test]
+    fn command_results_become_prompt_messages() {
+        assert_eq!(command_arguments(Some("  a  b\tc ")), ["a", "b", "c"]);
+        assert!(command_arguments(None).is_empty());
+        let prompt = prompt_result(CommandResult::Prompt("do it".into()));
+        assert_eq!(prompt.messages[0].role, Role::User);
+        let message = prompt_result(CommandResult::Message(CommandMessage {
+            text: "shown".into(),
+            presentation: Presentation::Inline,
+            title: Some("Title".into()),
+        }));
+        assert_eq!(message.messages[0].role, Role::Assistant);
+        assert_eq!(message.description.as_deref(), Some("Title"));
+    }
 }

@@ -5,7 +5,7 @@
 //! The plugin runs in a one-plugin [`PluginSet`], the core an embedding host
 //! uses: the same grants, deadlines, memory and output caps, argument
 //! validation and path parameters as over JSONL. What maps to what is
-//! decided in [`map`]; where the workspace root comes from in [`roots`].
+//! decided in `map.rs`; where the workspace root comes from in `roots.rs`.
 
 mod map;
 mod roots;
@@ -43,22 +43,19 @@ pub fn serve(
 ) -> Result<()> {
     let (mut grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
     let id = component.manifest().id.clone();
-    // The root the client's MCP roots do not replace: --workspace, else
-    // the working directory. It reaches the plugin as its snapshot's root.
+    // The root until the client's MCP roots say otherwise: --workspace,
+    // else the working directory unless it is too broad to be one. It
+    // reaches the plugin as its snapshot's root.
     let fallback = match grant.workspace.take() {
         Some(root) => Some(root),
-        None => std::env::current_dir().ok(),
+        None => std::env::current_dir()
+            .ok()
+            .filter(|dir| !roots::too_broad(dir, "the working directory")),
     };
     if !spec.no_storage
         && let Some(dir) = std::env::var_os(PLUGIN_DATA).filter(|d| !d.is_empty())
     {
-        let dir = PathBuf::from(dir);
-        anyhow::ensure!(
-            dir.is_absolute(),
-            "{PLUGIN_DATA}={} is not an absolute path; an Agent Plugins host sets it to the plugin's data directory",
-            dir.display()
-        );
-        grant.data_dir = Some(dir);
+        grant.data_dir = Some(plugin_data(PathBuf::from(dir))?);
     }
     let policy = Policy::decide(&component.manifest().capabilities, &grant);
     for line in policy.report(&grant) {
@@ -100,9 +97,10 @@ pub fn serve(
         ));
         let handler = Handler {
             session: session.clone(),
+            queue: tokio::sync::Mutex::new(()),
             offer: Arc::new(offer),
             info,
-            roots: roots::Roots::new(session.clone(), fallback),
+            roots: roots::Roots::new(session.clone()),
             error_text,
         };
         let transport = rmcp::transport::io::stdio_pipes();
@@ -116,9 +114,46 @@ pub fn serve(
     })
 }
 
+/// The folder `PLUGIN_DATA` names, checked: an Agent Plugins host's folder
+/// for this one plugin, never a link, `/`, the home folder or a folder
+/// above it (the plugin gets it read-write, or read-only when over quota:
+/// either way it would see everything below).
+fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
+    let named = || format!("{PLUGIN_DATA}={}", dir.display());
+    anyhow::ensure!(
+        dir.is_absolute(),
+        "{} is not an absolute path; an Agent Plugins host sets it to the plugin's own data folder",
+        named()
+    );
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!(
+            "{} is a symbolic link; give the plugin's data folder itself",
+            named()
+        );
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", named()))?;
+    let resolved = dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", named()))?;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    if resolved.parent().is_none() || home.is_some_and(|h| h.starts_with(&resolved)) {
+        anyhow::bail!(
+            "{} is not a plugin's own folder (it is / or holds the home folder); the plugin would see everything below it",
+            named()
+        );
+    }
+    Ok(resolved)
+}
+
 /// The MCP side of one plugin session.
 struct Handler {
     session: Arc<Session>,
+    /// Held by a call while it runs, so that its deadline starts when it
+    /// does (not while it waits for the call before it); concurrency-safe
+    /// tools run on extra instances and do not queue.
+    queue: tokio::sync::Mutex<()>,
     offer: Arc<map::Offer>,
     info: ServerConfig,
     roots: roots::Roots,
@@ -159,7 +194,7 @@ impl ServerHandler for Handler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if let Some((_, why)) = self.offer.withheld.iter().find(|(n, _)| n == name) {
@@ -176,7 +211,20 @@ impl ServerHandler for Handler {
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
         self.roots.ready().await;
-        let result = match self.session.call_tool(name, &arguments.to_string()).await {
+        let _turn = match self.offer.concurrency_safe.iter().any(|t| t == name) {
+            true => None,
+            false => Some(self.queue.lock().await),
+        };
+        let arguments = arguments.to_string();
+        let call = self.session.call_tool(name, &arguments);
+        // A cancelled request drops its call: the instance is replaced.
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
+        let result = match result {
             Ok(text) => map::tool_result(text),
             Err(error) => map::tool_failure(&error, self.error_text),
         };
@@ -196,7 +244,7 @@ impl ServerHandler for Handler {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let typed = request
             .arguments
@@ -209,7 +257,15 @@ impl ServerHandler for Handler {
             });
         let arguments = map::command_arguments(typed.as_deref());
         self.roots.ready().await;
-        match self.session.run_command(&request.name, arguments).await {
+        let _turn = self.queue.lock().await;
+        let run = self.session.run_command(&request.name, arguments);
+        let result = tokio::select! {
+            result = run => result,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
+        match result {
             Ok(result) => Ok(map::prompt_result(result).into()),
             Err(error @ CallError::NoSuchCommand { .. }) => Err(ErrorData::invalid_params(
                 format!("{error}; prompts/list lists the prompts there are"),

@@ -1,6 +1,8 @@
 //! Where the plugin's workspace root comes from over MCP: the first
 //! `file://` root the client offers (MCP roots), else `--workspace`, else
-//! the working directory. The root reaches the plugin as its snapshot's
+//! the working directory unless it is `/`, the home folder or above it
+//! (then none). A root list with no usable root, or no answer, keeps the
+//! root in force. The root reaches the plugin as its snapshot's
 //! `workspace.rootPath`, and is mounted only if the plugin is granted
 //! `projectRead` or `projectWrite`. Calls wait (a bounded time) for the
 //! client's answer, so the first call already sees the client's root.
@@ -19,16 +21,14 @@ const ROOTS_WAIT: Duration = Duration::from_secs(5);
 /// The session's workspace root, as the client's roots say.
 pub(super) struct Roots {
     session: Arc<Session>,
-    fallback: Option<PathBuf>,
     /// `true` once the root is settled (no roots offered, or asked for).
     settled: watch::Sender<bool>,
 }
 
 impl Roots {
-    pub(super) fn new(session: Arc<Session>, fallback: Option<PathBuf>) -> Roots {
+    pub(super) fn new(session: Arc<Session>) -> Roots {
         Roots {
             session,
-            fallback,
             settled: watch::Sender::new(true),
         }
     }
@@ -40,7 +40,8 @@ impl Roots {
     }
 
     /// Asks the client for its roots (if it offers them) and publishes the
-    /// first usable one, or the fallback.
+    /// first usable one; with none usable, or no answer, the root in force
+    /// stays.
     // Roots are deprecated by the 2026-07-28 revision (SEP-2577), but they
     // are how clients of 2025-11-25 and before say where they work.
     #[allow(deprecated)]
@@ -49,23 +50,25 @@ impl Roots {
             .peer_info()
             .is_some_and(|info| info.capabilities.roots.is_some());
         if offered {
+            // Calls wait from now until the answer: none runs on a root
+            // the client has just withdrawn.
+            self.settled.send_replace(false);
             let asked = tokio::time::timeout(ROOTS_WAIT, peer.list_roots()).await;
-            let root = match asked {
-                Ok(Ok(list)) => list.roots.iter().find_map(|r| usable(&r.uri)),
+            let keeping = "keeping the workspace root in force";
+            match asked {
+                Ok(Ok(list)) => match list.roots.iter().find_map(|r| usable(&r.uri)) {
+                    Some(root) => self.publish(&root),
+                    None => {
+                        tracing::warn!("none of the MCP client's roots is a folder here; {keeping}")
+                    }
+                },
                 Ok(Err(e)) => {
-                    tracing::warn!(
-                        "the MCP client did not list its roots ({e}); keeping the workspace root"
-                    );
-                    None
+                    tracing::warn!("the MCP client did not list its roots ({e}); {keeping}")
                 }
-                Err(_) => {
-                    tracing::warn!(
-                        "the MCP client did not list its roots within {ROOTS_WAIT:?}; keeping the workspace root"
-                    );
-                    None
-                }
-            };
-            self.publish(root.as_deref().or(self.fallback.as_deref()));
+                Err(_) => tracing::warn!(
+                    "the MCP client did not list its roots within {ROOTS_WAIT:?}; {keeping}"
+                ),
+            }
         }
         self.settled.send_replace(true);
     }
@@ -76,8 +79,7 @@ impl Roots {
         let _ = tokio::time::timeout(ROOTS_WAIT, settled.wait_for(|s| *s)).await;
     }
 
-    fn publish(&self, root: Option<&Path>) {
-        let Some(root) = root else { return };
+    fn publish(&self, root: &Path) {
         tracing::info!("workspace root: {}", root.display());
         if let Some(snapshot) = crate::workspace::wit_snapshot(root)
             && let Err(e) = self.session.set_snapshot(snapshot)
@@ -85,6 +87,24 @@ impl Roots {
             tracing::warn!("cannot publish the workspace root {}: {e}", root.display());
         }
     }
+}
+
+/// Whether `dir` is too broad to be a workspace nobody chose: `/`, the home
+/// folder or a folder above it (MCP hosts often start servers in one of
+/// them). Says so when it is.
+pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
+    let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    let broad = resolved.parent().is_none() || home.is_some_and(|h| h.starts_with(&resolved));
+    if broad {
+        tracing::warn!(
+            "{what} {} is too broad to be the workspace: none is mounted until the MCP client gives a root; give --workspace DIR to choose one",
+            resolved.display()
+        );
+    }
+    broad
 }
 
 /// The folder a root URI names, if it is a `file://` URI of an existing
