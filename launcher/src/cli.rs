@@ -142,8 +142,8 @@ pub enum Command {
     /// Model Context Protocol on stdin/stdout, in the same sandbox: an MCP
     /// client starts `lingxi-wasm-run mcp PLUGIN [grant flags]`. The
     /// workspace is the client's first MCP root, else --workspace, else
-    /// the current folder (unless it is / or the home folder); PLUGIN_DATA,
-    /// when set, is the data directory.
+    /// the current folder (unless it is /, directly under / or the home
+    /// folder); PLUGIN_DATA, when set, is the data directory.
     Mcp {
         /// A component (.wasm) or a packed plugin (which brings its grants;
         /// flags given here are laid over them, as over a --policy file).

@@ -500,6 +500,7 @@ fn plugin_data_that_is_not_a_plugins_own_folder_is_refused() {
         (PathBuf::from("/"), "holds the home folder"),
         (test_home(), "holds the home folder"),
         (link, "symbolic link"),
+        (PathBuf::from("/tmp"), "directly under /"),
         (PathBuf::from("relative"), "absolute"),
     ] {
         let out = crate::support::launcher()

@@ -73,7 +73,12 @@ pub fn serve(
             host_ipc_version: Some(1),
             core_version: None,
         });
-        set.add(component, &id, options).await?;
+        if let Err(error) = set.add(component, &id, options).await {
+            let hint = matches!(error, lingxi_wasm_host::SetError::Contract { .. })
+                .then_some("; fix the plugin, or pass --no-validate to serve it without checking arguments against its schemas")
+                .unwrap_or_default();
+            anyhow::bail!("{error}{hint}");
+        }
         let offer = map::offer(&set.catalog());
         for (_, why) in &offer.withheld {
             tracing::warn!("[{id}] {why}");
@@ -115,8 +120,8 @@ pub fn serve(
 }
 
 /// The folder `PLUGIN_DATA` names, checked: an Agent Plugins host's folder
-/// for this one plugin, never a link, `/`, the home folder or a folder
-/// above it (the plugin gets it read-write, or read-only when over quota:
+/// for this one plugin, never a link or a shared place (`/`, a folder
+/// directly under it, the home folder or above it) (the plugin gets it read-write, or read-only when over quota:
 /// either way it would see everything below).
 fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
     let named = || format!("{PLUGIN_DATA}={}", dir.display());
@@ -135,12 +140,9 @@ fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
     let resolved = dir
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", named()))?;
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(|h| h.canonicalize().ok());
-    if resolved.parent().is_none() || home.is_some_and(|h| h.starts_with(&resolved)) {
+    if roots::shared_place(&resolved) {
         anyhow::bail!(
-            "{} is not a plugin's own folder (it is / or holds the home folder); the plugin would see everything below it",
+            "{} is not a plugin's own folder (it is /, a folder directly under /, or holds the home folder); the plugin would see everything below it",
             named()
         );
     }

@@ -1,7 +1,7 @@
 //! Where the plugin's workspace root comes from over MCP: the first
 //! `file://` root the client offers (MCP roots), else `--workspace`, else
-//! the working directory unless it is `/`, the home folder or above it
-//! (then none). A root list with no usable root, or no answer, keeps the
+//! the working directory unless it is a place many things share (`/`, a
+//! folder directly under it, the home folder or above: then none). A root list with no usable root, or no answer, keeps the
 //! root in force. The root reaches the plugin as its snapshot's
 //! `workspace.rootPath`, and is mounted only if the plugin is granted
 //! `projectRead` or `projectWrite`. Calls wait (a bounded time) for the
@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lingxi_wasm_host::Session;
@@ -18,11 +19,17 @@ use tokio::sync::watch;
 /// How long a call waits for the client to answer `roots/list`.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
+/// How long an answer is still taken (calls no longer wait for it).
+const ROOTS_ANSWER: Duration = Duration::from_secs(120);
+
 /// The session's workspace root, as the client's roots say.
 pub(super) struct Roots {
     session: Arc<Session>,
     /// `true` once the root is settled (no roots offered, or asked for).
     settled: watch::Sender<bool>,
+    /// How many times the roots were asked for: only the answer to the
+    /// latest request counts (answers may come in any order).
+    asked: AtomicU64,
 }
 
 impl Roots {
@@ -30,6 +37,7 @@ impl Roots {
         Roots {
             session,
             settled: watch::Sender::new(true),
+            asked: AtomicU64::new(0),
         }
     }
 
@@ -41,7 +49,7 @@ impl Roots {
 
     /// Asks the client for its roots (if it offers them) and publishes the
     /// first usable one; with none usable, or no answer, the root in force
-    /// stays.
+    /// stays. The answer to an older request than the latest is ignored.
     // Roots are deprecated by the 2026-07-28 revision (SEP-2577), but they
     // are how clients of 2025-11-25 and before say where they work.
     #[allow(deprecated)]
@@ -53,7 +61,14 @@ impl Roots {
             // Calls wait from now until the answer: none runs on a root
             // the client has just withdrawn.
             self.settled.send_replace(false);
-            let asked = tokio::time::timeout(ROOTS_WAIT, peer.list_roots()).await;
+            let mine = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+            // Calls wait for the answer at most ROOTS_WAIT; a later answer
+            // still counts when it comes.
+            let asked = tokio::time::timeout(ROOTS_ANSWER, peer.list_roots()).await;
+            if self.asked.load(Ordering::SeqCst) != mine {
+                // A newer request was made: its answer decides, and settles.
+                return;
+            }
             let keeping = "keeping the workspace root in force";
             match asked {
                 Ok(Ok(list)) => match list.roots.iter().find_map(|r| usable(&r.uri)) {
@@ -66,7 +81,7 @@ impl Roots {
                     tracing::warn!("the MCP client did not list its roots ({e}); {keeping}")
                 }
                 Err(_) => tracing::warn!(
-                    "the MCP client did not list its roots within {ROOTS_WAIT:?}; {keeping}"
+                    "the MCP client did not list its roots within {ROOTS_ANSWER:?}; {keeping}"
                 ),
             }
         }
@@ -89,15 +104,12 @@ impl Roots {
     }
 }
 
-/// Whether `dir` is too broad to be a workspace nobody chose: `/`, the home
-/// folder or a folder above it (MCP hosts often start servers in one of
-/// them). Says so when it is.
+/// Whether `dir` is too broad to be a workspace nobody chose (see
+/// [`shared_place`]; MCP hosts often start servers in such a folder). Says
+/// so when it is.
 pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
     let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(|h| h.canonicalize().ok());
-    let broad = resolved.parent().is_none() || home.is_some_and(|h| h.starts_with(&resolved));
+    let broad = shared_place(&resolved);
     if broad {
         tracing::warn!(
             "{what} {} is too broad to be the workspace: none is mounted until the MCP client gives a root; give --workspace DIR to choose one",
@@ -105,6 +117,61 @@ pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
         );
     }
     broad
+}
+
+/// Whether a resolved folder is a place many things share rather than one
+/// project's or one plugin's: `/`, a folder directly under it (`/etc`,
+/// `/tmp`, `/home`), or the user's home folder or a folder above it (the
+/// home `HOME` names, if absolute, and the one the user database gives).
+pub(super) fn shared_place(resolved: &Path) -> bool {
+    use std::path::Component;
+    let depth = resolved
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    depth < 2 || homes().iter().any(|home| home.starts_with(resolved))
+}
+
+/// The user's home folders, resolved: `HOME` (when absolute) and the
+/// user database's entry for this user.
+fn homes() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .into_iter()
+        .collect();
+    #[cfg(unix)]
+    homes.extend(database_home());
+    homes.iter().filter_map(|h| h.canonicalize().ok()).collect()
+}
+
+/// This user's home folder in the user database.
+#[cfg(unix)]
+fn database_home() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes only into `entry` and `buffer` (of the size
+    // given), and sets `found` to `&entry` or null; the strings it points
+    // to live in `buffer`, read before it is dropped.
+    let status = unsafe {
+        libc::getpwuid_r(
+            libc::geteuid(),
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if status != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir points at a NUL-terminated string inside `buffer`.
+    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
+    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    dir.is_absolute().then_some(dir)
 }
 
 /// The folder a root URI names, if it is a `file://` URI of an existing
@@ -165,6 +232,22 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
 mod tests {
     use super::file_uri_path;
     use std::path::Path;
+
+    #[test]
+    fn shared_places_are_not_workspaces_or_data_folders() {
+        for shared in ["/", "/etc", "/tmp", "/home"] {
+            assert!(super::shared_place(Path::new(shared)), "{shared}");
+        }
+        assert!(!super::shared_place(Path::new("/nonexistent-x/project")));
+        #[cfg(unix)]
+        {
+            let home = super::database_home().expect("this user has a home folder");
+            assert!(home.is_absolute());
+            if let Ok(home) = home.canonicalize() {
+                assert!(super::shared_place(&home), "{}", home.display());
+            }
+        }
+    }
 
     #[test]
     fn file_uris_become_paths() {
