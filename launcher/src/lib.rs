@@ -1,6 +1,7 @@
 //! The parts of `lingxi-wasm-run` that the runtime-only base of packed
 //! plugins (`lingxi-wasm-rt`, in `runtime/`) shares with it: serving the
-//! protocol, logging, and recording sessions. Nothing here compiles wasm.
+//! protocol (JSONL, and MCP for a packed plugin started with `mcp`),
+//! logging, and recording sessions. Nothing here compiles wasm.
 
 pub mod logfmt;
 pub mod mcp;

@@ -1,7 +1,9 @@
 //! `lingxi-wasm-run`: runs a LingXi plugin component in a sandbox and speaks
 //! the LingXi JSON-Lines protocol on stdin/stdout, so a LingXi host can drive
 //! it like any native plugin. It also packs a component into one native
-//! executable (`pack`) that runs with no arguments.
+//! executable (`pack`) that runs with no arguments, serves it over the
+//! Model Context Protocol (`mcp`), and exports it as an Agent Plugins
+//! package (`export`).
 
 mod base;
 mod call;
