@@ -60,10 +60,10 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
         record: None,
         base: export.base,
     };
-    let (header, bytes) = packed::pack_bytes(tokio, &component, &shown, spec.clone(), options)?;
-    // What it registers, asked in a sandbox with nothing granted.
     let runtime = Runtime::new()?;
-    let loaded = tokio.block_on(runtime.load_bytes(&component, &shown))?;
+    let (header, bytes, loaded) =
+        packed::pack_loaded(tokio, &runtime, &component, &shown, spec.clone(), options)?;
+    // What it registers, asked in a sandbox with nothing granted.
     let manifest = loaded.manifest().clone();
     let mut set = PluginSet::new(runtime);
     tokio
@@ -99,9 +99,9 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
         }
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let exe = out.join("bin").join(&name);
-    std::fs::create_dir_all(out.join("bin"))?;
-    packed::write_executable(&exe, &bytes)?;
+    let bin = out.join("bin");
+    std::fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
+    packed::write_executable(&bin.join(&name), &bytes)?;
     println!(
         "exported {} {} as Agent Plugins package {} in {}",
         printable(&manifest.id),

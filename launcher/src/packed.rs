@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::convert;
 use lingxi_wasm_host::pack::{self, PackHeader, Packed};
 use lingxi_wasm_host::types::InitializeRequest;
-use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, printable};
+use lingxi_wasm_host::{PluginComponent, PluginHost, PolicySpec, Runtime, printable};
 
 use crate::cli::CacheArgs;
 
@@ -100,6 +100,21 @@ pub fn pack_bytes(
     spec: PolicySpec,
     options: PackOptions,
 ) -> Result<(PackHeader, Vec<u8>)> {
+    let runtime = Runtime::new()?;
+    let (header, bytes, _) = pack_loaded(tokio, &runtime, component, name, spec, options)?;
+    Ok((header, bytes))
+}
+
+/// The same on `runtime`, also returning the component as loaded there
+/// (compiled once, for a caller that runs it too).
+pub fn pack_loaded(
+    tokio: &tokio::runtime::Runtime,
+    runtime: &Runtime,
+    component: &[u8],
+    name: &str,
+    spec: PolicySpec,
+    options: PackOptions,
+) -> Result<(PackHeader, Vec<u8>, PluginComponent)> {
     let PackOptions {
         signing,
         record,
@@ -107,7 +122,6 @@ pub fn pack_bytes(
     } = options;
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = resolve(&spec)?;
-    let runtime = Runtime::new()?;
     let (loaded, precompiled) = tokio.block_on(runtime.load_and_precompile(component, name))?;
     let policy = lingxi_wasm_host::Policy::decide(&loaded.manifest().capabilities, &grant);
     for line in policy.report(&grant) {
@@ -139,44 +153,49 @@ pub fn pack_bytes(
         record,
         base: None,
     };
-    let base = crate::base::choose(base)?;
-    let on = |base: &crate::base::Base| -> Result<(PackHeader, Vec<u8>)> {
-        let launcher = pack::launcher_bytes(&base.path)?;
-        let mut header = header.clone();
-        header.base = Some(base.version.clone());
-        let bytes = pack::build(&launcher, &header, component, &precompiled)
-            .context("cannot encode the pack header")?;
-        Ok((header, bytes))
-    };
-    let packed = on(&base)?;
-    if base.is_this_launcher() {
-        return Ok(packed);
-    }
-    // Another base must serve this plugin (the runtime-only base cannot
-    // compile): start it once, as LingXi would, without its recording.
-    let trial = match header.record {
-        Some(_) => {
-            let mut quiet = header.clone();
-            quiet.record = None;
+    // Which base it is packed on (a closure: it returns from several places).
+    let on_a_base = || -> Result<(PackHeader, Vec<u8>)> {
+        let base = crate::base::choose(base)?;
+        let on = |base: &crate::base::Base| -> Result<(PackHeader, Vec<u8>)> {
             let launcher = pack::launcher_bytes(&base.path)?;
-            pack::build(&launcher, &quiet, component, &precompiled)?
+            let mut header = header.clone();
+            header.base = Some(base.version.clone());
+            let bytes = pack::build(&launcher, &header, component, &precompiled)
+                .context("cannot encode the pack header")?;
+            Ok((header, bytes))
+        };
+        let packed = on(&base)?;
+        if base.is_this_launcher() {
+            return Ok(packed);
         }
-        None => packed.1.clone(),
-    };
-    match crate::base::smoke_start(&trial) {
-        Ok(()) => Ok(packed),
-        Err(e) if base.explicit => Err(e.context(format!(
-            "the file packed on {} does not start; pack without --base",
-            base.path.display()
-        ))),
-        Err(e) => {
-            eprintln!(
-                "note: the file packed on {} does not start ({e:#}); packing on this launcher instead",
+        // Another base must serve this plugin (the runtime-only base cannot
+        // compile): start it once, as LingXi would, without its recording.
+        let trial = match header.record {
+            Some(_) => {
+                let mut quiet = header.clone();
+                quiet.record = None;
+                let launcher = pack::launcher_bytes(&base.path)?;
+                pack::build(&launcher, &quiet, component, &precompiled)?
+            }
+            None => packed.1.clone(),
+        };
+        match crate::base::smoke_start(&trial) {
+            Ok(()) => Ok(packed),
+            Err(e) if base.explicit => Err(e.context(format!(
+                "the file packed on {} does not start; pack without --base",
                 base.path.display()
-            );
-            on(&crate::base::this_launcher()?)
+            ))),
+            Err(e) => {
+                eprintln!(
+                    "note: the file packed on {} does not start ({e:#}); packing on this launcher instead",
+                    base.path.display()
+                );
+                on(&crate::base::this_launcher()?)
+            }
         }
-    }
+    };
+    let (header, bytes) = on_a_base()?;
+    Ok((header, bytes, loaded))
 }
 
 /// Writes atomically (temporary file in the same folder, renamed), mode 0755.

@@ -103,7 +103,7 @@ pub fn serve(
         let handler = Handler {
             session: session.clone(),
             queue: tokio::sync::Mutex::new(()),
-            offer: Arc::new(offer),
+            offer,
             info,
             roots: roots::Roots::new(session.clone()),
             error_text,
@@ -121,8 +121,8 @@ pub fn serve(
 
 /// The folder `PLUGIN_DATA` names, checked: an Agent Plugins host's folder
 /// for this one plugin, never a link or a shared place (`/`, a folder
-/// directly under it, the home folder or above it) (the plugin gets it read-write, or read-only when over quota:
-/// either way it would see everything below).
+/// directly under it, the home folder or above it): the plugin gets it
+/// read-write, or read-only when over quota, and sees everything below.
 fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
     let named = || format!("{PLUGIN_DATA}={}", dir.display());
     anyhow::ensure!(
@@ -142,7 +142,7 @@ fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
         .with_context(|| format!("cannot resolve {}", named()))?;
     if roots::shared_place(&resolved) {
         anyhow::bail!(
-            "{} is not a plugin's own folder (it is /, a folder directly under /, or holds the home folder); the plugin would see everything below it",
+            "{} is not a plugin's own folder (it is /, a folder directly under /, or holds the home folder); the plugin would see everything below it; set it to a folder of this plugin's own, or pass --no-storage",
             named()
         );
     }
@@ -156,7 +156,7 @@ struct Handler {
     /// does (not while it waits for the call before it); concurrency-safe
     /// tools run on extra instances and do not queue.
     queue: tokio::sync::Mutex<()>,
-    offer: Arc<map::Offer>,
+    offer: map::Offer,
     info: ServerConfig,
     roots: roots::Roots,
     error_text: fn(&CallError) -> String,
@@ -211,22 +211,15 @@ impl ServerHandler for Handler {
                 None,
             ));
         }
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let arguments =
+            serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         self.roots.ready().await;
         let _turn = match self.offer.concurrency_safe.iter().any(|t| t == name) {
             true => None,
             false => Some(self.queue.lock().await),
         };
-        let arguments = arguments.to_string();
         let call = self.session.call_tool(name, &arguments);
-        // A cancelled request drops its call: the instance is replaced.
-        let result = tokio::select! {
-            result = call => result,
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-        };
-        let result = match result {
+        let result = match cancellable(&context, call).await? {
             Ok(text) => map::tool_result(text),
             Err(error) => map::tool_failure(&error, self.error_text),
         };
@@ -261,13 +254,7 @@ impl ServerHandler for Handler {
         self.roots.ready().await;
         let _turn = self.queue.lock().await;
         let run = self.session.run_command(&request.name, arguments);
-        let result = tokio::select! {
-            result = run => result,
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-        };
-        match result {
+        match cancellable(&context, run).await? {
             Ok(result) => Ok(map::prompt_result(result).into()),
             Err(error @ CallError::NoSuchCommand { .. }) => Err(ErrorData::invalid_params(
                 format!("{error}; prompts/list lists the prompts there are"),
@@ -275,5 +262,17 @@ impl ServerHandler for Handler {
             )),
             Err(error) => Err(ErrorData::internal_error((self.error_text)(&error), None)),
         }
+    }
+}
+
+/// `work`, unless the client cancels the request first: then the work is
+/// dropped (a call running in the plugin stops; its instance is replaced).
+async fn cancellable<T>(
+    context: &RequestContext<RoleServer>,
+    work: impl Future<Output = T>,
+) -> Result<T, ErrorData> {
+    tokio::select! {
+        done = work => Ok(done),
+        () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
     }
 }
