@@ -9,7 +9,8 @@
 //!
 //! Loading a cache file runs native code from it, so the folder must be
 //! ours: owned by the user running the launcher and writable by nobody
-//! else (on Unix). Otherwise the cache is not used at all (components are
+//! else (the owner and mode bits on Unix, the owner and ACL on Windows:
+//! `crate::owner`). Otherwise the cache is not used at all (components are
 //! compiled in memory) and the launcher says once why.
 
 use std::io::Write;
@@ -18,6 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
+
+use crate::owner::{self, Access, Owner};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -39,9 +42,10 @@ impl CompileCache {
     }
 
     /// Why the folder may not hold code this process will run, if so: it
-    /// is not a directory, or (Unix) is owned by another user or writable by
-    /// group or others. A folder that does not exist yet is fine: it is
-    /// created private.
+    /// is not a directory, or is owned by another user, or others may write
+    /// to it (see [`crate::owner`]; where that cannot be told, it is not
+    /// used). A folder that does not exist yet is fine: it is created
+    /// private.
     pub fn untrusted(&self) -> Option<String> {
         let meta = match std::fs::symlink_metadata(&self.dir) {
             Ok(meta) => meta,
@@ -51,24 +55,21 @@ impl CompileCache {
         if !meta.is_dir() {
             return Some("it is not a directory (a symbolic link is not followed)".into());
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let me = rustix::process::geteuid().as_raw();
-            if meta.uid() != me {
-                return Some(format!(
-                    "it is owned by user {}, not by this user ({me})",
-                    meta.uid()
-                ));
-            }
-            if meta.mode() & 0o022 != 0 {
-                return Some(format!(
-                    "group or others may write to it (mode {:o}); make it private with chmod 700",
-                    meta.mode() & 0o777
-                ));
-            }
+        match owner::access(&self.dir) {
+            Err(e) => Some(format!("cannot tell who may write to it: {e}")),
+            Ok(Access {
+                owner: Owner::Other(who),
+                ..
+            }) => Some(format!("it is owned by {who}, not by this user")),
+            Ok(Access {
+                others_may_write: true,
+                ..
+            }) => Some(
+                "others may write to it; make it private (chmod 700; on Windows, remove other users from its permissions)"
+                    .into(),
+            ),
+            Ok(_) => None,
         }
-        None
     }
 
     /// Whether the folder may be used now; logs why not, once.
@@ -85,20 +86,16 @@ impl CompileCache {
         false
     }
 
-    /// `$LINGXI_WASM_CACHE`, else `$XDG_CACHE_HOME/lingxi-wasm`, else
-    /// `~/.cache/lingxi-wasm`; `None` without any of these. A relative value
-    /// is ignored (as the XDG rules say): it would name a different folder
-    /// in every directory the launcher is started from.
+    /// `$LINGXI_WASM_CACHE`, else `lingxi-wasm` in the platform's cache
+    /// folder ([`crate::places::cache`]: `$XDG_CACHE_HOME` or `~/.cache`,
+    /// `~/Library/Caches`, `%LOCALAPPDATA%`); `None` without any of these. A
+    /// relative value is ignored (as the XDG rules say): it would name a
+    /// different folder in every directory the launcher is started from.
     pub fn default_dir() -> Option<PathBuf> {
-        let var = |k| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-        };
-        var("LINGXI_WASM_CACHE")
-            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("lingxi-wasm")))
-            .or_else(|| var("HOME").map(|h| h.join(".cache").join("lingxi-wasm")))
+        std::env::var_os("LINGXI_WASM_CACHE")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| crate::places::cache().map(|d| d.join("lingxi-wasm")))
     }
 
     /// The directory.
@@ -172,16 +169,14 @@ fn own_file(path: &Path) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return false;
     };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
-            tracing::debug!(
-                "ignoring cache file {} of another user or writable by others",
-                path.display()
-            );
-            return false;
-        }
+    let private = owner::access(path)
+        .is_ok_and(|a| !matches!(a.owner, Owner::Other(_)) && !a.others_may_write);
+    if !private {
+        tracing::debug!(
+            "ignoring cache file {} of another user or writable by others",
+            path.display()
+        );
+        return false;
     }
     meta.is_file()
 }

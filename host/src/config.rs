@@ -44,6 +44,20 @@ impl Default for RuntimeConfig {
 }
 
 impl RuntimeConfig {
+    /// The wasmtime configuration every engine of this crate starts from:
+    /// epoch interruption (deadlines), the memory image setting, pooling.
+    /// Code precompiled for another platform ([`crate::precompile_for`])
+    /// uses it too, so that a packed start there accepts that code.
+    pub(crate) fn wasmtime(&self) -> wasmtime::Config {
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        config.memory_init_cow(self.memory_cow);
+        if let Some(pooling) = &self.pooling {
+            pooling.apply(&mut config);
+        }
+        config
+    }
+
     /// A configuration for a host of up to `max_instances` live instances
     /// at once (plugins × sessions), pooled.
     pub fn pooled(max_instances: u32) -> Self {

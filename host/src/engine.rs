@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::bindings::LingxiPluginPre;
@@ -40,12 +40,9 @@ impl Runtime {
     /// Creates the engine as `settings` say and starts the epoch ticker
     /// thread (which stops when the last clone of the engine is dropped).
     pub fn with_config(settings: RuntimeConfig) -> Result<Self, LoadError> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        config.memory_init_cow(settings.memory_cow);
-        if let Some(pooling) = &settings.pooling {
-            pooling.apply(&mut config);
-        }
+        // Changed further only on Linux x86-64 (code memory) or by `tune`.
+        #[allow(unused_mut)]
+        let mut config = settings.wasmtime();
         #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         config.with_custom_code_memory(Some(Arc::new(crate::code::PageProtection::new())));
         #[cfg(feature = "wasmtime-config")]

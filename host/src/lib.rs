@@ -84,7 +84,9 @@ mod error;
 pub mod limits;
 mod linker;
 pub mod observe;
+pub mod owner;
 pub mod pack;
+pub mod places;
 mod plugin;
 pub mod policy;
 mod server;
@@ -105,6 +107,8 @@ pub mod types {
 }
 
 pub use cache::CompileCache;
+#[cfg(feature = "compiler")]
+pub use compiler::precompile_for;
 pub use config::{Pooling, RuntimeConfig};
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};

@@ -52,7 +52,7 @@ pub fn choose(explicit: Option<&Path>) -> Result<Base> {
             explicit: true,
         });
     }
-    let sibling = me.with_file_name(RUNTIME);
+    let sibling = me.with_file_name(format!("{RUNTIME}{}", lingxi_wasm_host::places::EXE_SUFFIX));
     if !sibling.is_file() {
         return this();
     }
@@ -117,8 +117,11 @@ fn is_native_executable(path: &Path) -> bool {
         magic == *b"\x7fELF"
     } else if cfg!(target_os = "macos") {
         matches!(magic, [0xcf, 0xfa, 0xed, 0xfe] | [0xca, 0xfe, 0xba, 0xbe])
+    } else if cfg!(windows) {
+        magic[..2] == *b"MZ"
     } else {
-        true
+        // No rule for this platform's executables: no base passes.
+        false
     }
 }
 
@@ -135,7 +138,9 @@ const TRIAL_OUTPUT: u64 = 64 * 1024;
 /// answers, and exit cleanly at EOF. Says why not.
 pub fn smoke_start(bytes: &[u8]) -> Result<()> {
     let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
-    let exe = dir.path().join("packed");
+    let exe = dir
+        .path()
+        .join(format!("packed{}", lingxi_wasm_host::places::EXE_SUFFIX));
     crate::packed::write_executable(&exe, bytes)?;
     let log = dir.path().join("stderr");
     let (input, output) = (dir.path().join("in"), dir.path().join("out"));

@@ -39,14 +39,16 @@ const ENVIRONMENT: &str = "\
 Environment:
   LINGXI_WASM_LOG    log filter for stderr: a level (error, warn, info, debug, trace)
                      or directives such as lingxi_wasm=debug [default: info]
-  LINGXI_WASM_CACHE  folder of the compile cache (absolute) [default:
-                     $XDG_CACHE_HOME/lingxi-wasm, else ~/.cache/lingxi-wasm]
+  LINGXI_WASM_CACHE  folder of the compile cache (absolute) [default: lingxi-wasm
+                     in the platform's cache folder: $XDG_CACHE_HOME or ~/.cache
+                     (Linux), ~/Library/Caches (macOS), %LOCALAPPDATA% (Windows)]
   XDG_CACHE_HOME     see LINGXI_WASM_CACHE
   LINGXI_WASM_KEY_PASSWORD
                      the password of a secret key (keygen, pack --sign);
                      without it, it is asked on the terminal
   HOME               where ~/.lingxiagent/plugin-data (plugin storage) and
                      ~/.lingxiagent/plugins (install, list, uninstall) are
+                     (Windows: the profile folder, %USERPROFILE%)
 The plugin sees none of these: only what --env passes.";
 
 /// Subcommands.
@@ -271,6 +273,11 @@ pub struct PackArgs {
     /// [default: lingxi-wasm-rt beside this launcher, else this launcher].
     #[arg(long, value_name = "FILE")]
     pub base: Option<PathBuf>,
+    /// Pack for another platform (a Rust target triple, e.g.
+    /// x86_64-pc-windows-gnu, aarch64-apple-darwin): the code is compiled
+    /// for it, on --base, a base built for it by `scripts/cross`.
+    #[arg(long, value_name = "TRIPLE", requires = "base")]
+    pub target: Option<String>,
     #[command(flatten)]
     pub grants: Box<GrantArgs>,
 }
@@ -376,7 +383,7 @@ pub struct GrantArgs {
 #[derive(Debug, Args)]
 pub struct CacheArgs {
     /// Where compiled components are cached [default: $LINGXI_WASM_CACHE,
-    /// $XDG_CACHE_HOME/lingxi-wasm or ~/.cache/lingxi-wasm].
+    /// else lingxi-wasm in the platform's cache folder].
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     pub cache_dir: Option<PathBuf>,
 

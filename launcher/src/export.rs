@@ -36,6 +36,8 @@ pub struct Export<'a> {
     pub grants: Grants,
     pub key: Option<&'a minisign::SecretKey>,
     pub base: Option<&'a Path>,
+    /// The platform the packed plugin is for (`--target`), if not this one.
+    pub target: Option<&'a str>,
 }
 
 /// Writes the package.
@@ -59,6 +61,7 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
         signing: export.key.map_or(Signing::None, Signing::Key),
         record: None,
         base: export.base,
+        target: export.target,
     };
     let runtime = Runtime::new()?;
     let (header, bytes, loaded) =
@@ -72,6 +75,10 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     let catalog = set.catalog();
 
     let name = package_name(&manifest.id);
+    let platform = export
+        .target
+        .unwrap_or(lingxi_wasm_launcher::identity::TARGET);
+    let file = lingxi_wasm_host::places::exe_name_for(&name, platform);
     let (grant, _) = spec.resolve(|key| std::env::var(key).ok())?;
     let granted = Policy::decide(&manifest.capabilities, &grant);
     let files = [
@@ -85,7 +92,7 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
                 &spec,
             ))?,
         ),
-        ("mcp.json".to_owned(), pretty(&mcp_json(&name))?),
+        ("mcp.json".to_owned(), pretty(&mcp_json(&name, &file))?),
         (
             format!("skills/{}/SKILL.md", skill_name(&name)),
             skill(&name, &manifest, &catalog),
@@ -101,7 +108,7 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     }
     let bin = out.join("bin");
     std::fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
-    packed::write_executable(&bin.join(&name), &bytes)?;
+    packed::write_executable(&bin.join(&file), &bytes)?;
     println!(
         "exported {} {} as Agent Plugins package {} in {}",
         printable(&manifest.id),
@@ -187,13 +194,15 @@ fn plugin_json(
     out
 }
 
-fn mcp_json(name: &str) -> Value {
+/// `file` is the executable's name in `bin/` (`NAME`, or `NAME.exe` for
+/// Windows).
+fn mcp_json(name: &str, file: &str) -> Value {
     json!({
         "$schema": MCP_SCHEMA,
         "mcpServers": {
             name: {
                 "type": "stdio",
-                "command": format!("./bin/{name}"),
+                "command": format!("./bin/{file}"),
                 "args": ["mcp"],
                 "cwd": "${PLUGIN_DATA}",
             }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::Limits;
 use lingxi_wasm_host::pack::{self, PackError};
 use lingxi_wasm_host::policy::file::parse_capabilities;
-use lingxi_wasm_host::{PolicySpec, printable, storage};
+use lingxi_wasm_host::{PolicySpec, places, printable, storage};
 
 use crate::cli::GrantArgs;
 use crate::packed::{self, Signing};
@@ -40,13 +40,18 @@ impl Grants {
 pub fn plugin_dir(project: Option<&Path>) -> Result<PathBuf> {
     match project {
         Some(project) => Ok(project.join(".lingxi").join("plugins")),
-        None => {
-            let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).context(
-                "HOME is not set: cannot find ~/.lingxiagent/plugins (use --project DIR)",
-            )?;
-            Ok(PathBuf::from(home).join(".lingxiagent").join("plugins"))
-        }
+        None => Ok(places::lingxi_home()
+            .context(
+                "this user has no home folder: cannot find ~/.lingxiagent/plugins (use --project DIR)",
+            )?
+            .join("plugins")),
     }
+}
+
+/// The file a plugin of `id` is installed as in `dir`: `<id>`, or
+/// `<id>.exe` on Windows (where LingXi runs `.exe` files).
+fn installed_file(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}{}", places::EXE_SUFFIX))
 }
 
 /// How `install` places a plugin.
@@ -99,6 +104,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         signing,
         record,
         base: None,
+        target: None,
     };
     let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, options)?;
     // The header just made holds the component's own id and version (the
@@ -114,7 +120,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
             "plugin id {id:?} cannot be installed: ids must be 1-64 characters of a-z, 0-9, '.' and '-', start and end with a letter or digit, and contain no '..' or '--'"
         );
     }
-    let target = dir.join(id);
+    let target = installed_file(&dir, id);
     if target.exists() && !force {
         match pack::read(&target) {
             // The same plugin (an upgrade): fine, unless the grants change.
@@ -214,7 +220,7 @@ fn record_dir(dir: &Path) -> Result<PathBuf> {
     // Recordings hold every request: a folder others can write is one
     // where they could delete or replace them.
     use lingxi_wasm_launcher::private;
-    let dir = private::check(&dir, private::Kind::Folder).map_err(|e| {
+    let dir = private::check(&dir).map_err(|e| {
         anyhow::anyhow!(
             "--record {}: {e}; others could delete or replace recordings",
             dir.display()
@@ -358,7 +364,7 @@ pub fn uninstall(
     if !storage::is_safe_id(id) {
         bail!("{id:?} is not a plugin id (1-64 of a-z 0-9 . -, alphanumeric ends, no .. or --)");
     }
-    let target = plugin_dir(project)?.join(id);
+    let target = installed_file(&plugin_dir(project)?, id);
     match pack::read(&target) {
         Ok(Some(p)) if p.header.plugin_id == id => {}
         Err(PackError::Damaged { .. } | PackError::Unsupported { .. }) => {}
@@ -372,7 +378,7 @@ pub fn uninstall(
                 .as_deref()
                 .filter(|_| project.is_none())
                 .and_then(|dir| plugin_dir(Some(dir)).ok())
-                .map(|dir| dir.join(id))
+                .map(|dir| installed_file(&dir, id))
                 .filter(|p| p.exists());
             match in_here {
                 Some(found) => bail!(

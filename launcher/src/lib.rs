@@ -3,6 +3,7 @@
 //! protocol (JSONL, and MCP for a packed plugin started with `mcp`),
 //! logging, and recording sessions. Nothing here compiles wasm.
 
+pub mod identity;
 pub mod logfmt;
 pub mod mcp;
 pub mod private;

@@ -9,6 +9,7 @@ mod base;
 mod call;
 mod check;
 mod cli;
+mod cross;
 mod export;
 mod install;
 mod new;
@@ -91,18 +92,25 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Pack {
             component,
             output,
-            pack: cli::PackArgs { sign, base, grants },
+            pack:
+                cli::PackArgs {
+                    sign,
+                    base,
+                    target,
+                    grants,
+                },
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             let spec = grants.spec()?;
-            packed::pack(
-                &tokio,
-                &component,
-                &output,
-                spec,
-                key.as_ref(),
-                base.as_deref(),
-            )
+            let options = packed::PackOptions {
+                signing: key
+                    .as_ref()
+                    .map_or(packed::Signing::None, packed::Signing::Key),
+                record: None,
+                base: base.as_deref(),
+                target: target.as_deref(),
+            };
+            packed::pack(&tokio, &component, &output, spec, options)
         }
         Some(Command::Record { out, plugin }) => match record::record(&out, &plugin)? {
             0 => Ok(()),
@@ -182,10 +190,17 @@ fn run(cli: Cli) -> Result<()> {
             format: cli::ExportFormat::AgentPlugin,
             output,
             keep_grants,
-            pack: cli::PackArgs { sign, base, grants },
+            pack:
+                cli::PackArgs {
+                    sign,
+                    base,
+                    target,
+                    grants,
+                },
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             let export = export::Export {
+                target: target.as_deref(),
                 input: &input,
                 output: &output,
                 grants: install::Grants::choose(keep_grants, &grants)?,

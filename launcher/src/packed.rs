@@ -48,17 +48,11 @@ pub fn pack(
     component_path: &Path,
     output: &Path,
     spec: PolicySpec,
-    key: Option<&minisign::SecretKey>,
-    base: Option<&Path>,
+    options: PackOptions,
 ) -> Result<()> {
     let component = std::fs::read(component_path)
         .with_context(|| format!("cannot read component {}", component_path.display()))?;
     let name = component_path.display().to_string();
-    let options = PackOptions {
-        signing: key.map_or(Signing::None, Signing::Key),
-        record: None,
-        base,
-    };
     let (header, bytes) = pack_bytes(tokio, &component, &name, spec, options)?;
     write_executable(output, &bytes)?;
     eprintln!(
@@ -89,6 +83,8 @@ pub struct PackOptions<'a> {
     pub record: Option<std::path::PathBuf>,
     /// The executable it is built on (`--base`; see `base::choose`).
     pub base: Option<&'a Path>,
+    /// The platform it is for (`--target`; see `cross`), if not this one.
+    pub target: Option<&'a str>,
 }
 
 /// Builds a packed executable of `component` (`name` is what messages call
@@ -119,10 +115,25 @@ pub fn pack_loaded(
         signing,
         record,
         base,
+        target,
     } = options;
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = resolve(&spec)?;
-    let (loaded, precompiled) = tokio.block_on(runtime.load_and_precompile(component, name))?;
+    // Another platform's code is compiled for it; the component is loaded
+    // here too, to ask it what it is.
+    let target = target.filter(|t| *t != lingxi_wasm_launcher::identity::TARGET);
+    let cross = target.map(|t| crate::cross::base(t, base)).transpose()?;
+    let (loaded, precompiled, engine) = match target {
+        None => {
+            let (loaded, code) = tokio.block_on(runtime.load_and_precompile(component, name))?;
+            (loaded, code, runtime.engine_hash())
+        }
+        Some(target) => {
+            let loaded = tokio.block_on(runtime.load_bytes(component, name))?;
+            let (code, engine) = lingxi_wasm_host::precompile_for(target, component)?;
+            (loaded, code, engine)
+        }
+    };
     let policy = lingxi_wasm_host::Policy::decide(&loaded.manifest().capabilities, &grant);
     for line in policy.report(&grant) {
         eprintln!("note: {} {line}", printable(&loaded.manifest().id));
@@ -138,7 +149,7 @@ pub fn pack_loaded(
         precompiled_blake3: Some(pack::blake3_hex(&precompiled)),
         component_len: component.len() as u64,
         precompiled_len: precompiled.len() as u64,
-        engine: runtime.engine_hash(),
+        engine,
         manifest: Some(convert::manifest(manifest.clone())),
         signature: match signing {
             Signing::None => None,
@@ -153,6 +164,17 @@ pub fn pack_loaded(
         record,
         base: None,
     };
+    if let (Some(cross), Some(target)) = (cross, target) {
+        // It cannot be started here: its base and code were checked instead.
+        let mut header = header;
+        header.base = Some(cross.described);
+        let bytes = pack::build(&cross.executable, &header, component, &precompiled)
+            .context("cannot encode the pack header")?;
+        eprintln!(
+            "note: packed for {target}: it was not started here (another platform); start it there once to check it"
+        );
+        return Ok((header, bytes, loaded));
+    }
     // Which base it is packed on (a closure: it returns from several places).
     let on_a_base = || -> Result<(PackHeader, Vec<u8>)> {
         let base = crate::base::choose(base)?;

@@ -1,11 +1,16 @@
 //! Whether someone else could change a file or folder the launcher trusts
 //! (the trusted-keys file, a recordings folder): it must be the user's and
 //! writable by nobody else, and so must every folder above it, up to the
-//! root (folders of root's count as safe, and a folder with the sticky bit,
-//! like `/tmp`, lets nobody else rename what is in it). A symbolic link is
+//! root (folders of the system's count as safe, and a folder with the
+//! sticky bit, like `/tmp`, lets nobody else rename what is in it; on
+//! Windows, `C:\` lets every user add folders, not rename others'). Who
+//! owns a place and who else may write it is read by
+//! `lingxi_wasm_host::owner` (mode bits on Unix, the ACL on Windows). A symbolic link is
 //! judged by what it points at, and the folders that hold the link too.
 
 use std::path::{Path, PathBuf};
+
+use lingxi_wasm_host::owner::{self, Owner};
 
 /// Why a path is not private.
 #[derive(Debug, thiserror::Error)]
@@ -17,56 +22,58 @@ pub struct NotPrivate {
     pub why: &'static str,
 }
 
-/// What a path must be.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A file whose folder may have the sticky bit (a keys file in `/tmp`
-    /// is safe from renames).
-    File,
-    /// A folder the launcher writes into: never writable by others.
-    Folder,
-}
-
 /// Checks `path` (see the module documentation); returns it resolved.
-pub fn check(path: &Path, kind: Kind) -> Result<PathBuf, NotPrivate> {
+pub fn check(path: &Path) -> Result<PathBuf, NotPrivate> {
     let unreadable = |p: &Path| NotPrivate {
         place: p.display().to_string(),
         why: "cannot be read",
     };
     let resolved = std::fs::canonicalize(path).map_err(|_| unreadable(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        let given = std::path::absolute(path).map_err(|_| unreadable(path))?;
-        let mut places = vec![(resolved.clone(), 0)];
-        places.extend(resolved.ancestors().skip(1).map(|p| (p.to_owned(), 1)));
-        places.extend(given.ancestors().skip(1).map(|p| (p.to_owned(), 2)));
-        // The folders above a link and above its target are mostly the
-        // same: each is judged once, at the first depth it appears.
-        let mut seen = std::collections::HashSet::new();
-        for (place, depth) in places {
-            if !seen.insert(place.clone()) {
-                continue;
-            }
-            let meta = std::fs::metadata(&place).map_err(|_| unreadable(&place))?;
-            let sticky = meta.mode() & 0o1000 != 0;
-            let open = meta.mode() & 0o022 != 0;
-            let owner_ok = meta.uid() == me || (depth > 0 && meta.uid() == 0);
-            let fault = if !owner_ok {
-                Some("belongs to another user (choose a place of your own)")
-            } else if open && (depth == 0 && kind == Kind::Folder || !sticky) {
-                Some("can be written by others (fix it with chmod go-w, or choose a private place)")
+    let given = std::path::absolute(path).map_err(|_| unreadable(path))?;
+    let mut places = vec![(resolved.clone(), 0)];
+    places.extend(resolved.ancestors().skip(1).map(|p| (p.to_owned(), 1)));
+    places.extend(given.ancestors().skip(1).map(|p| (p.to_owned(), 2)));
+    // The folders above a link and above its target are mostly the
+    // same: each is judged once, at the first depth it appears.
+    let mut seen = std::collections::HashSet::new();
+    for (place, depth) in places {
+        if !seen.insert(place.clone()) {
+            continue;
+        }
+        let access = owner::access(&place).map_err(|e| NotPrivate {
+            place: place.display().to_string(),
+            why: if e.kind() == std::io::ErrorKind::Unsupported {
+                "cannot be checked on this platform (who may write to it is unknown)"
             } else {
-                None
-            };
-            if let Some(why) = fault {
-                return Err(NotPrivate {
-                    place: place.display().to_string(),
-                    why,
-                });
-            }
+                "cannot be read"
+            },
+        })?;
+        let owner_ok = match access.owner {
+            Owner::Me => true,
+            Owner::System => depth > 0,
+            Owner::Other(_) => false,
+        };
+        // A folder above may let others add entries (like /tmp or C:\),
+        // not rename those of others; nobody else may write the place itself.
+        let open = if depth == 0 {
+            access.others_may_write
+        } else {
+            access.others_may_rename_entries
+        };
+        let fault = if !owner_ok {
+            Some("belongs to another user (choose a place of your own)")
+        } else if open {
+            Some(
+                "can be written by others (fix it with chmod go-w, or on Windows remove other users from its permissions; or choose a private place)",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = fault {
+            return Err(NotPrivate {
+                place: place.display().to_string(),
+                why,
+            });
         }
     }
     Ok(resolved)
@@ -89,20 +96,20 @@ mod tests {
         std::fs::create_dir_all(&private).unwrap();
         mode(&private, 0o700);
         mode(&open, 0o700);
-        assert!(check(&private, Kind::Folder).is_ok());
+        assert!(check(&private).is_ok());
         // A folder above that others can write: they could rename `private`.
         mode(&open, 0o777);
-        let e = check(&private, Kind::Folder).unwrap_err();
+        let e = check(&private).unwrap_err();
         assert!(
             e.place.ends_with("/open") && e.why.starts_with("can be written by others"),
             "{e}"
         );
         // Sticky, it is safe (as /tmp is).
         mode(&open, 0o1777);
-        assert!(check(&private, Kind::Folder).is_ok());
+        assert!(check(&private).is_ok());
         // But a folder to write into may not itself be open, sticky or not.
         mode(&private, 0o1777);
-        assert!(check(&private, Kind::Folder).is_err());
+        assert!(check(&private).is_err());
         mode(&private, 0o700);
 
         // A link in an open folder to a private folder: the link's folder
@@ -113,18 +120,15 @@ mod tests {
         mode(&open, 0o700);
         let link = elsewhere.join("link");
         std::os::unix::fs::symlink(&private, &link).unwrap();
-        assert!(check(&link, Kind::Folder).is_err());
+        assert!(check(&link).is_err());
         // A private link to a file in an open folder: the target's folder.
         let keys = elsewhere.join("keys");
         std::fs::write(&keys, "k").unwrap();
         mode(&keys, 0o600);
         let to_keys = private.join("keys");
         std::os::unix::fs::symlink(&keys, &to_keys).unwrap();
-        assert!(check(&to_keys, Kind::File).is_err());
+        assert!(check(&to_keys).is_err());
         mode(&elsewhere, 0o700);
-        assert_eq!(
-            check(&to_keys, Kind::File).unwrap(),
-            keys.canonicalize().unwrap()
-        );
+        assert_eq!(check(&to_keys).unwrap(), keys.canonicalize().unwrap());
     }
 }

@@ -64,6 +64,7 @@ pub fn printable_lines(text: &str) -> String {
 /// full, lines are dropped rather than waited for. The returned guard writes
 /// out what is queued when dropped.
 pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+    crate::identity::keep();
     let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(true)
         // Queued lines are allocated up front: keep the start cheap.

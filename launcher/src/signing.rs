@@ -173,13 +173,7 @@ pub struct Trust {
 
 /// Where `--trusted-keys` points by default.
 pub fn default_keys_file() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|home| {
-            PathBuf::from(home)
-                .join(".lingxiagent")
-                .join("lingxi-wasm-trusted-keys")
-        })
+    lingxi_wasm_host::places::lingxi_home().map(|home| home.join("lingxi-wasm-trusted-keys"))
 }
 
 impl Trust {
@@ -269,7 +263,7 @@ fn read_small(path: &Path) -> Result<String> {
 /// resolved).
 fn only_mine(path: &Path) -> Result<std::path::PathBuf> {
     use lingxi_wasm_launcher::private;
-    private::check(path, private::Kind::File).map_err(|e| {
+    private::check(path).map_err(|e| {
         anyhow::anyhow!(
             "trusted keys in {} are not used: {e}, or pass keys with --trust",
             path.display()

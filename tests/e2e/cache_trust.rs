@@ -56,7 +56,7 @@ fn a_cache_folder_others_may_write_is_not_read() {
     );
     assert!(
         stderr.contains("not using the compile cache")
-            && stderr.contains("group or others may write to it (mode 777)"),
+            && stderr.contains("others may write to it; make it private (chmod 700"),
         "{stderr}"
     );
     // The control: in a private folder of ours the same file is loaded

@@ -8,6 +8,7 @@ mod cache_trust;
 mod check;
 mod conformance;
 mod contracts;
+mod cross;
 mod embed;
 mod embed_contracts;
 mod embed_load;

@@ -39,7 +39,7 @@ use crate::protocol::dto::ManifestDto;
 
 /// Marks the end of a packed executable.
 pub const MAGIC: &[u8; 16] = b"LINGXI-WASM-PK01";
-const TRAILER_LEN: u64 = 16 + 8 + 32;
+pub(crate) const TRAILER_LEN: u64 = 16 + 8 + 32;
 /// Largest payload accepted (a sanity bound against a corrupt length).
 const MAX_PAYLOAD: u64 = 1 << 30;
 /// The header format written by this version.
@@ -226,15 +226,19 @@ pub fn blake3_hex(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// Appends a payload to `launcher` (the bytes of a plain, unpacked launcher).
-/// Fails only if the header cannot be encoded.
+/// Lays a payload onto `launcher` (the bytes of a plain, unpacked base):
+/// appended to an ELF or PE file; inside a Mach-O's `__LINKEDIT`, with
+/// zeros after the last blob up to where the new ad hoc signature starts,
+/// which covers every byte before it (see `layout`).
 pub fn build(
     launcher: &[u8],
     header: &PackHeader,
     component: &[u8],
     precompiled: &[u8],
-) -> Result<Vec<u8>, serde_json::Error> {
-    let header_json = serde_json::to_vec(header)?;
+) -> Result<Vec<u8>, BuildError> {
+    let place = layout::Placement::on(launcher).map_err(|e| BuildError::Base(e.to_string()))?;
+    let launcher = place.base;
+    let header_json = serde_json::to_vec(header).map_err(BuildError::Header)?;
     let before_code = launcher.len() + 4 + header_json.len() + component.len();
     let pad = padding(before_code as u64) as usize;
     let mut payload =
@@ -244,6 +248,7 @@ pub fn build(
     payload.extend_from_slice(component);
     payload.resize(payload.len() + pad, 0);
     payload.extend_from_slice(precompiled);
+    payload.resize(payload.len() + place.tail(payload.len()), 0);
     let mut out = Vec::with_capacity(launcher.len() + payload.len() + TRAILER_LEN as usize);
     out.extend_from_slice(launcher);
     out.extend_from_slice(&payload);
@@ -254,7 +259,22 @@ pub fn build(
         _ => &payload[..4 + header_json.len()],
     };
     out.extend_from_slice(&Sha256::digest(covered));
-    Ok(out)
+    place
+        .finish(out, &header.plugin_id)
+        .map_err(|e| BuildError::Base(e.to_string()))
+}
+
+/// Why a packed file cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The header cannot be encoded.
+    #[error("cannot encode the pack header: {0}")]
+    Header(serde_json::Error),
+    /// The base cannot carry a payload where its platform needs it.
+    #[error(
+        "cannot pack on this base: {0}; use a plain lingxi-wasm-rt or lingxi-wasm-run built for the platform"
+    )]
+    Base(String),
 }
 
 /// Reads and verifies the payload of `path`, into memory. `Ok(None)` if the
@@ -270,6 +290,7 @@ pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
     if size < TRAILER_LEN {
         return Ok(None);
     }
+    let size = layout::file_trailer_end(&mut file, size).map_err(io_err)?;
     let mut trailer = [0u8; TRAILER_LEN as usize];
     file.seek(SeekFrom::Start(size - TRAILER_LEN))
         .and_then(|_| file.read_exact(&mut trailer))
@@ -319,6 +340,7 @@ fn verify_payload(
 
 /// [`parse_bytes`] for a reader that needs `need`.
 fn parse(path: &Path, file: &[u8], need: Need) -> Result<Option<Packed>, PackError> {
+    let file = &file[..layout::bytes_trailer_end(file) as usize];
     let size = file.len() as u64;
     let Some(trailer) = file
         .len()
@@ -378,6 +400,11 @@ pub fn read_self() -> Result<Option<Packed>, PackError> {
     }
 }
 
+/// Whether `bytes` (a whole executable) carry a payload.
+pub fn is_packed(bytes: &[u8]) -> bool {
+    has_trailer(&bytes[..layout::bytes_trailer_end(bytes) as usize])
+}
+
 /// Whether `bytes` (a whole file) end with a packed plugin's trailer.
 pub fn has_trailer(bytes: &[u8]) -> bool {
     let len = bytes.len();
@@ -407,7 +434,8 @@ fn payload_len(path: &Path, trailer: &[u8], size: u64) -> Result<Option<u64>, Pa
 enum Need {
     /// Both blobs (`read`: inspect, install, list report on the whole file).
     All,
-    /// The precompiled code (`read_self`: a start).
+    /// The precompiled code (`read_self`: a start, mapped on Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Code,
 }
 
@@ -472,7 +500,13 @@ fn verify(
     let blobs = component_len
         .checked_add(pad)
         .and_then(|n| n.checked_add(precompiled_len));
-    if blobs != Some(payload.len() - 4 - header_len) {
+    // A Mach-O's payload ends in up to 15 zeros, up to its signature.
+    let rest = payload.len() - 4 - header_len;
+    let tail = blobs.and_then(|b| rest.checked_sub(b));
+    let tail_ok = tail.is_some_and(|t| {
+        t < macho::SIGNATURE_ALIGN && payload[payload.len() - t..].iter().all(|b| *b == 0)
+    });
+    if !tail_ok {
         return Err(damaged("blob lengths do not match the payload"));
     }
     let code = body + component_len + pad;
@@ -517,6 +551,9 @@ pub fn launcher_bytes(path: &Path) -> Result<Vec<u8>, PackError> {
         None => Ok(bytes),
     }
 }
+
+mod layout;
+mod macho;
 
 #[cfg(test)]
 mod tests;

@@ -117,11 +117,10 @@ fn create_private(path: &Path) -> io::Result<()> {
     builder.create(path)
 }
 
-/// The default data root, LingXi's: `~/.lingxiagent/plugin-data`.
+/// The default data root, LingXi's: `~/.lingxiagent/plugin-data` (see
+/// [`crate::places::lingxi_home`]).
 pub fn default_root() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".lingxiagent").join("plugin-data"))
+    crate::places::lingxi_home().map(|home| home.join("plugin-data"))
 }
 
 /// Plugin ids that are safe as one path component: 1–64 characters of

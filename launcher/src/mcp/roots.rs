@@ -120,9 +120,10 @@ pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
 }
 
 /// Whether a resolved folder is a place many things share rather than one
-/// project's or one plugin's: `/`, a folder directly under it (`/etc`,
-/// `/tmp`, `/home`), or the user's home folder or a folder above it (the
-/// home `HOME` names, if absolute, and the one the user database gives).
+/// project's or one plugin's: a root (`/`, `C:\`, a network share), a
+/// folder directly under it (`/etc`, `/tmp`, `/home`, `C:\Windows`,
+/// `C:\Users`), or the user's home folder or a folder above it (see
+/// [`homes`]).
 pub(super) fn shared_place(resolved: &Path) -> bool {
     use std::path::Component;
     let depth = resolved
@@ -132,14 +133,17 @@ pub(super) fn shared_place(resolved: &Path) -> bool {
     depth < 2 || homes().iter().any(|home| home.starts_with(resolved))
 }
 
-/// The user's home folders, resolved: `HOME` (when absolute) and the
-/// user database's entry for this user.
+/// The user's home folders, resolved: `HOME` and `USERPROFILE` (when
+/// absolute), the platform's home folder (on Windows the profile folder)
+/// and the user database's entry for this user.
 fn homes() -> Vec<PathBuf> {
-    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+    let mut homes: Vec<PathBuf> = ["HOME", "USERPROFILE"]
+        .into_iter()
+        .filter_map(std::env::var_os)
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())
-        .into_iter()
         .collect();
+    homes.extend(lingxi_wasm_host::places::home());
     #[cfg(unix)]
     homes.extend(database_home());
     homes.iter().filter_map(|h| h.canonicalize().ok()).collect()
@@ -223,9 +227,21 @@ fn file_uri_path(uri: &str) -> Option<PathBuf> {
         use std::os::unix::ffi::OsStringExt;
         PathBuf::from(std::ffi::OsString::from_vec(out))
     };
+    // `file:///C:/Users/x` names `C:/Users/x` on Windows.
     #[cfg(not(unix))]
-    let path = PathBuf::from(String::from_utf8(out).ok()?);
-    Some(path)
+    let path = {
+        let text = String::from_utf8(out).ok()?;
+        let drive = text
+            .as_bytes()
+            .get(1..3)
+            .filter(|d| d[0].is_ascii_alphabetic() && d[1] == b':');
+        PathBuf::from(if drive.is_some() {
+            &text[1..]
+        } else {
+            &text[..]
+        })
+    };
+    path.is_absolute().then_some(path)
 }
 
 #[cfg(test)]

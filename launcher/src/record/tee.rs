@@ -31,10 +31,7 @@ impl Tee {
         // Checked again at every start: the folder may have changed since
         // `install` checked it.
         let file = super::create_folder(dir)
-            .and_then(|()| {
-                crate::private::check(dir, crate::private::Kind::Folder)
-                    .map_err(std::io::Error::other)
-            })
+            .and_then(|()| crate::private::check(dir).map_err(std::io::Error::other))
             .and_then(|_| super::create(&path));
         let command: Vec<String> = std::env::current_exe()
             .map(|exe| vec![exe.display().to_string()])

@@ -1,0 +1,379 @@
+//! The launcher and packed plugins built for another platform, run here as
+//! that platform's users run them: Windows builds under Wine, aarch64 Linux
+//! builds under qemu-user. `scripts/cross-test TARGET` builds them and runs
+//! these tests (ignored by a plain `cargo test`: they need the cross build
+//! and its runner), with:
+//! - `LINGXI_WASM_CROSS_TARGET`: the target triple;
+//! - `LINGXI_WASM_CROSS_BIN`: the folder holding its `lingxi-wasm-run` and
+//!   `lingxi-wasm-rt` (`.exe` on Windows);
+//! - `LINGXI_WASM_CROSS_RUNNER`: the command that runs its programs
+//!   (`wine64`, `qemu-aarch64 -L /usr/aarch64-linux-gnu`);
+//! - `LINGXI_WASM_CROSS_PROFILE` (Windows): the user's profile folder, as a
+//!   path of this machine (in the Wine prefix).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::attacks::Tree;
+use crate::conformance::{replay_all, replay_with};
+use crate::support::{Session, guest, launcher, spec_snapshot, tool, workspace_root};
+
+/// The cross build under test.
+struct Cross {
+    target: String,
+    bin: PathBuf,
+    runner: Vec<String>,
+}
+
+fn cross() -> Cross {
+    let var = |key: &str| {
+        std::env::var(key).unwrap_or_else(|_| {
+            panic!("{key} is not set: run the cross tests with scripts/cross-test TARGET")
+        })
+    };
+    Cross {
+        target: var("LINGXI_WASM_CROSS_TARGET"),
+        bin: PathBuf::from(var("LINGXI_WASM_CROSS_BIN")),
+        runner: var("LINGXI_WASM_CROSS_RUNNER")
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+impl Cross {
+    fn windows(&self) -> bool {
+        self.target.contains("-windows")
+    }
+
+    /// `name` with the target's executable suffix.
+    fn exe_name(&self, name: &str) -> String {
+        if self.windows() {
+            format!("{name}.exe")
+        } else {
+            name.to_owned()
+        }
+    }
+
+    fn exe(&self, name: &str) -> PathBuf {
+        self.bin.join(self.exe_name(name))
+    }
+
+    /// Runs `program` (a file of the target's) through the runner.
+    fn command(&self, program: &Path) -> Command {
+        let mut command = Command::new(&self.runner[0]);
+        command.args(&self.runner[1..]).arg(program);
+        // Linux reads HOME; Windows its profile (in the test Wine prefix).
+        command.env("HOME", crate::support::test_home());
+        command
+    }
+
+    /// The cross launcher with `args`.
+    fn launcher(&self, args: &[&str]) -> Command {
+        let mut command = self.command(&self.exe("lingxi-wasm-run"));
+        command.args(args);
+        command
+    }
+
+    /// A path of this machine as the target's programs name it (Wine maps
+    /// `/` to drive `Z:`).
+    fn path(&self, path: &Path) -> String {
+        let text = path.to_string_lossy();
+        if self.windows() {
+            format!("Z:{}", text.replace('/', "\\"))
+        } else {
+            text.into_owned()
+        }
+    }
+
+    /// Spawns a packed file as LingXi does: no arguments, its own folder as
+    /// working directory, an allow-list environment (plus what the runner
+    /// itself needs).
+    fn spawn_as_lingxi(&self, packed: &Path) -> Session {
+        let mut command = self.command(packed);
+        command
+            .current_dir(packed.parent().unwrap())
+            .env_clear()
+            .env("HOME", crate::support::test_home());
+        let keep = [
+            "PATH",
+            "LANG",
+            "TMPDIR",
+            "WINEPREFIX",
+            "WINEDEBUG",
+            "WINESERVER",
+            "USER",
+        ];
+        for key in keep {
+            if let Ok(value) = std::env::var(key) {
+                command.env(key, value);
+            }
+        }
+        Session::spawn(command)
+    }
+}
+
+/// Runs `command` to its end; its status, stdout and stderr. Output goes
+/// through files: Wine's service processes inherit pipes and hold them
+/// open past the program's exit.
+fn run(command: &mut Command) -> (std::process::ExitStatus, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let status = command
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .status()
+        .expect("run");
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    (status, read(&out), read(&err))
+}
+
+/// Runs `command` to its end; its stdout, or a panic with its output.
+fn run_ok(mut command: Command) -> String {
+    let shown = format!("{command:?}");
+    let (status, out, err) = run(command.stdin(Stdio::null()));
+    assert!(status.success(), "{shown} failed ({status}):\n{out}\n{err}");
+    out
+}
+
+fn core_transcript() -> PathBuf {
+    workspace_root().join("tests/conformance/spec7-core-dialect.jsonl")
+}
+
+fn doc_transcript() -> PathBuf {
+    workspace_root().join("tests/conformance/spec7-doc-dialect.jsonl")
+}
+
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_conformance_transcripts_both_dialects() {
+    let cross = cross();
+    replay_all(|plugin, args| {
+        let mut command = cross.launcher(args);
+        command.arg(guest(plugin));
+        Session::spawn(command)
+    });
+}
+
+/// Lines end in `\n` only (the reader above would hide a `\r`).
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_stdout_lines_end_in_newline_only() {
+    let cross = cross();
+    let text = std::fs::read_to_string(core_transcript()).unwrap();
+    let sends: Vec<String> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|s| s["send"].as_str().map(str::to_owned))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::write(&input, sends.join("\n") + "\n").unwrap();
+    let mut command = cross.launcher(&[]);
+    command.arg(guest("probe"));
+    // stdin is a file: its end ends the session.
+    let (status, stdout, stderr) = run(command.stdin(std::fs::File::open(&input).unwrap()));
+    assert!(status.success(), "{stderr}");
+    assert!(
+        !stdout.contains('\r'),
+        "a carriage return on stdout: {stdout:?}"
+    );
+    assert_eq!(stdout.matches('\n').count(), 11, "{stdout}");
+}
+
+/// A plugin packed here, by the Linux launcher, for the target, on the
+/// target's runtime-only base, spawned as LingXi spawns it: both dialects.
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_packed_here_for_the_target_runs_there() {
+    let cross = cross();
+    let dir = tempfile::tempdir().unwrap();
+    let packed = dir.path().join(cross.exe_name("probe"));
+    let base = cross.exe("lingxi-wasm-rt");
+    let mut pack = launcher();
+    pack.arg("pack").arg(guest("probe")).arg("-o").arg(&packed);
+    pack.args(["--target", &cross.target, "--base"]).arg(&base);
+    run_ok(pack);
+    for transcript in [core_transcript(), doc_transcript()] {
+        replay_with(&transcript, |_, _| cross.spawn_as_lingxi(&packed))
+            .unwrap_or_else(|e| panic!("{}: {e}", transcript.display()));
+    }
+}
+
+/// The target's own launcher packs on its sibling runtime-only base (and
+/// starts the file once to check it, there).
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_launcher_packs_on_its_own_platform() {
+    let cross = cross();
+    let dir = tempfile::tempdir().unwrap();
+    let packed = dir.path().join(cross.exe_name("probe"));
+    let mut pack = cross.launcher(&["pack"]);
+    pack.arg(guest("probe")).arg("-o").arg(cross.path(&packed));
+    run_ok(pack);
+    replay_with(&core_transcript(), |_, _| cross.spawn_as_lingxi(&packed)).unwrap();
+}
+
+/// `install` puts `<id>.exe` in the profile's `.lingxiagent\plugins`, where
+/// LingXi finds it; it answers there; `list` shows it; `uninstall` removes it.
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_install_list_uninstall_in_the_users_home() {
+    let cross = cross();
+    if !cross.windows() {
+        return; // the Linux code is the same as this machine's
+    }
+    let profile = PathBuf::from(std::env::var("LINGXI_WASM_CROSS_PROFILE").unwrap());
+    let installed = profile.join(".lingxiagent/plugins/com.lingxi.test-probe.exe");
+    let _ = std::fs::remove_file(&installed);
+    let mut install = cross.launcher(&["install"]);
+    install.arg(guest("probe"));
+    let said = run_ok(install);
+    assert!(said.contains("installed com.lingxi.test-probe"), "{said}");
+    assert!(
+        installed.is_file(),
+        "not at {}:\n{said}",
+        installed.display()
+    );
+    replay_with(&core_transcript(), |_, _| cross.spawn_as_lingxi(&installed)).unwrap();
+    let listed = run_ok(cross.launcher(&["list"]));
+    assert!(
+        listed.contains("com.lingxi.test-probe 0.1.0 (global)"),
+        "{listed}"
+    );
+    assert!(listed.contains("com.lingxi.test-probe.exe"), "{listed}");
+    let removed = run_ok(cross.launcher(&["uninstall", "com.lingxi.test-probe"]));
+    assert!(removed.contains("removed"), "{removed}");
+    assert!(!installed.exists());
+}
+
+/// Starts the cross launcher on the testbed with `args`, workspace `tree.ws`.
+fn testbed(cross: &Cross, tree: &Tree, args: &[&str]) -> Session {
+    let mut command = cross.launcher(args);
+    command.arg(guest("testbed"));
+    let mut s = Session::spawn(command);
+    let r = s.call(
+        "snap",
+        "host.snapshot",
+        spec_snapshot(&cross.path(&tree.ws)),
+    );
+    assert_eq!(r["error"], Value::Null, "{r}");
+    s
+}
+
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_file_outside_the_grants_is_refused() {
+    let cross = cross();
+    let tree = Tree::new();
+    let mut s = testbed(&cross, &tree, &[]);
+    // The workspace is mounted at the path the target names it by; a
+    // plugin joins names to it with `/` (as Rust's `Path::join` does there).
+    let ws = cross.path(&tree.ws);
+    let inside = s.call(
+        "in",
+        "tool.execute",
+        tool("read-file", &format!("{ws}/notes.txt")),
+    );
+    assert_eq!(inside["result"], "inside", "{inside}");
+    let outside = cross.path(&tree.top.join("secret.txt"));
+    let up = format!("{ws}/../secret.txt");
+    for path in [outside.as_str(), up.as_str(), "C:\\windows\\win.ini"] {
+        let r = s.call("out", "tool.execute", tool("read-file", path));
+        assert!(r["error"].is_string(), "{path}: {r}");
+        assert!(!r.to_string().contains("secret\""), "{path}: {r}");
+    }
+}
+
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_sleeping_guest_is_stopped_at_its_deadline() {
+    let cross = cross();
+    let tree = Tree::new();
+    let mut s = testbed(&cross, &tree, &["--timeout", "1"]);
+    let started = Instant::now();
+    let r = s.call("sleep", "tool.execute", tool("sleep", "3600"));
+    let took = started.elapsed();
+    assert!(
+        r["error"].as_str().is_some_and(|e| e.contains("--timeout")),
+        "{r}"
+    );
+    assert!(took < Duration::from_secs(10), "answered after {took:?}");
+    let next = s.call("next", "tool.execute", tool("ok", "alive"));
+    assert_eq!(next["result"], "ok:alive", "{next}");
+}
+
+/// A compile cache others may write is not used (it would run their code);
+/// a private one is. Windows judges the folder's ACL (Wine derives it from
+/// the mode bits).
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_cache_folder_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let cross = cross();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let run = |cache: &Path| {
+        let mut command = cross.launcher(&["inspect", "--cache-dir", &cross.path(cache)]);
+        command.arg(guest("probe"));
+        let out = command.stdin(Stdio::null()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let stderr = run(&cache);
+    assert!(stderr.contains("not using the compile cache"), "{stderr}");
+    assert!(stderr.contains("others may write to it"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stderr = run(&cache);
+    assert!(!stderr.contains("not using the compile cache"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1, "{stderr}");
+}
+
+#[path = "../support/macho_verify.rs"]
+mod macho_verify;
+
+/// A plugin packed here for macOS (which cannot run here) carries an ad
+/// hoc signature whose page hashes cover every byte before it, the
+/// payload included: what an arm64 Mac checks before it runs a page.
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn macos_a_packed_file_is_signed_over_every_byte() {
+    let cross = cross();
+    let dir = tempfile::tempdir().unwrap();
+    let packed = dir.path().join("probe");
+    let mut pack = launcher();
+    pack.arg("pack").arg(guest("probe")).arg("-o").arg(&packed);
+    pack.args(["--target", &cross.target, "--base"])
+        .arg(cross.exe("lingxi-wasm-rt"));
+    run_ok(pack);
+    let bytes = std::fs::read(&packed).unwrap();
+    let report = macho_verify::verify(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    // The trailer, the end of the payload, lies under the code limit.
+    let limit = report.code_limit as usize;
+    assert_eq!(
+        &bytes[limit - 56..limit - 40],
+        b"LINGXI-WASM-PK01",
+        "{report}"
+    );
+    assert_eq!(report.identifier, "com.lingxi.test-probe");
+    // One byte of the payload changed: a page no longer matches.
+    let mut changed = bytes.clone();
+    changed[limit - 100] ^= 1;
+    assert!(macho_verify::verify(&changed).is_err());
+    // The file reads back as the packed plugin it is.
+    let mut inspect = launcher();
+    inspect.arg("inspect").arg(&packed);
+    let said = run_ok(inspect);
+    assert!(said.contains("com.lingxi.test-probe"), "{said}");
+}
