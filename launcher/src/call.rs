@@ -111,7 +111,7 @@ pub fn call(
     let root = match &grant.workspace {
         Some(root) => root.clone(),
         None => std::env::current_dir()
-            .and_then(|dir| dir.canonicalize())
+            .and_then(dunce::canonicalize)
             .context("cannot read the current folder")?,
     };
     let mut host = PluginHost::new(component, grant, limits);

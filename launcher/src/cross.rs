@@ -103,6 +103,9 @@ pub fn base(target: &str, path: Option<&Path>) -> Result<CrossBase> {
     if pack::is_packed(&bytes) {
         bail!("--base {shown} is a packed plugin, not a plain base; {build}");
     }
+    if let Err(e) = pack::check_base(&bytes) {
+        bail!("--base {shown}: {e}");
+    }
     Ok(CrossBase {
         executable: bytes,
         described: format!("lingxi-wasm {ours} for {target}"),

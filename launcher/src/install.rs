@@ -139,7 +139,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
                 target.display(),
                 old.header.plugin_id
             ),
-            Ok(None) | Err(PackError::Io { .. }) => bail!(
+            Ok(None) | Err(PackError::Io { .. } | PackError::NotRunning { .. }) => bail!(
                 "{} exists and is not a plugin packed by lingxi-wasm-run; pass --force to replace it",
                 target.display()
             ),
@@ -372,7 +372,7 @@ pub fn uninstall(
             "{} is not a plugin packed by lingxi-wasm-run; remove it by hand",
             target.display()
         ),
-        Err(PackError::Io { .. }) => {
+        Err(PackError::Io { .. } | PackError::NotRunning { .. }) => {
             let here = std::env::current_dir().ok();
             let in_here = here
                 .as_deref()

@@ -168,8 +168,7 @@ pub fn pack_loaded(
         // It cannot be started here: its base and code were checked instead.
         let mut header = header;
         header.base = Some(cross.described);
-        let bytes = pack::build(&cross.executable, &header, component, &precompiled)
-            .context("cannot encode the pack header")?;
+        let bytes = pack::build(&cross.executable, &header, component, &precompiled)?;
         eprintln!(
             "note: packed for {target}: it was not started here (another platform); start it there once to check it"
         );
@@ -182,8 +181,7 @@ pub fn pack_loaded(
             let launcher = pack::launcher_bytes(&base.path)?;
             let mut header = header.clone();
             header.base = Some(base.version.clone());
-            let bytes = pack::build(&launcher, &header, component, &precompiled)
-                .context("cannot encode the pack header")?;
+            let bytes = pack::build(&launcher, &header, component, &precompiled)?;
             Ok((header, bytes))
         };
         let packed = on(&base)?;
@@ -249,10 +247,42 @@ pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o755))?;
     }
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let placed = tmp.persist(path);
+    // Windows cannot replace an executable that is running (LingXi may be
+    // running the plugin), but it can rename it: it is moved aside first.
+    #[cfg(windows)]
+    let placed = match placed {
+        Err(e) if path.is_file() => replace_running(path, e.file),
+        placed => placed.map_err(|e| e.error),
+    };
+    #[cfg(not(windows))]
+    let placed = placed.map_err(|e| e.error);
+    placed.with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// Moves the executable at `path` into a hidden folder beside its folder
+/// (where LingXi does not look for plugins) and puts `new` in its place.
+/// Copies moved aside earlier are removed when they no longer run.
+#[cfg(windows)]
+fn replace_running(path: &Path, new: tempfile::NamedTempFile) -> std::io::Result<std::fs::File> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let aside = dir.parent().unwrap_or(dir).join(".lingxi-wasm-replaced");
+    std::fs::create_dir_all(&aside)?;
+    if let Ok(entries) = std::fs::read_dir(&aside) {
+        for entry in entries.flatten() {
+            let _ = std::fs::remove_file(entry.path()); // fails while it runs
+        }
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let moved = aside.join(format!("{}-{name}", std::process::id()));
+    std::fs::rename(path, &moved)?;
+    let placed = new.persist(path).map_err(|e| e.error);
+    if placed.is_err() {
+        let _ = std::fs::rename(&moved, path);
+    }
+    let _ = std::fs::remove_file(&moved);
+    placed
 }
 
 /// The wire names of the capabilities `manifest` declares.

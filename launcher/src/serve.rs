@@ -12,7 +12,8 @@ use lingxi_wasm_host::{
 
 use crate::{logfmt, record};
 
-/// Points stdout at /dev/null once everything meant for it was written:
+/// Points stdout at /dev/null (`NUL` on Windows) once everything meant for
+/// it was written:
 /// tracing-appender's guard `println!`s when its worker does not take the
 /// shutdown signal in time (stderr pipe full at exit), which would put a
 /// line that is not a response on a LingXi host's protocol channel.
@@ -28,6 +29,14 @@ pub fn silence_stdout() {
             libc::dup2(null, libc::STDOUT_FILENO);
             libc::close(null);
         }
+    }
+    #[cfg(windows)]
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("NUL") {
+        use std::os::windows::io::IntoRawHandle;
+        use windows_sys::Win32::System::Console::{STD_OUTPUT_HANDLE, SetStdHandle};
+        // SAFETY: the handle is a valid, open file handle, given over to be
+        // the process's stdout for the rest of its life (never closed).
+        unsafe { SetStdHandle(STD_OUTPUT_HANDLE, null.into_raw_handle()) };
     }
 }
 

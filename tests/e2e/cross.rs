@@ -377,3 +377,84 @@ fn macos_a_packed_file_is_signed_over_every_byte() {
     let said = run_ok(inspect);
     assert!(said.contains("com.lingxi.test-probe"), "{said}");
 }
+
+/// A path parameter reaches the plugin as its sandbox names it (the mount's
+/// own path, then names joined with `/`), and the plugin can open it; a
+/// path out of the workspace, or on another drive, is refused.
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_path_parameter_is_resolved_as_the_sandbox_names_it() {
+    let cross = cross();
+    let tree = Tree::new();
+    std::fs::create_dir_all(tree.ws.join("src")).unwrap();
+    std::fs::write(tree.ws.join("src/a.txt"), "a").unwrap();
+    let mut s = testbed(&cross, &tree, &["--grant", "projectRead"]);
+    let ws = cross.path(&tree.ws);
+    let r = s.call(
+        "p",
+        "tool.execute",
+        tool("contract.read", r#"{"path": "src/a.txt"}"#),
+    );
+    let got: Value = serde_json::from_str(r["result"].as_str().unwrap_or("null")).unwrap();
+    let path = got["path"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(path, format!("{ws}/src/a.txt"));
+    let read = s.call("r", "tool.execute", tool("read-file", path));
+    assert_eq!(read["result"], "a", "{read}");
+    for (given, why) in [
+        ("../secret.txt", "leads outside"),
+        ("C:\\windows\\win.ini", "outside the granted"),
+    ] {
+        let args = serde_json::json!({ "path": given }).to_string();
+        let out = s.call("o", "tool.execute", tool("contract.read", &args));
+        let error = out["error"].as_str().unwrap_or_default();
+        if cross.windows() || !given.starts_with("C:") {
+            assert!(error.contains(why), "{given}: {out}");
+        }
+    }
+}
+
+/// A recordings folder others may write is refused (they could delete or
+/// replace recordings); a private one is taken. Windows judges it and every
+/// folder above it by their ACLs. In the Wine prefix, so that the folders
+/// above are the user's.
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_record_folder_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let cross = cross();
+    if !cross.windows() {
+        return; // the Linux code is the same as this machine's
+    }
+    let profile = PathBuf::from(std::env::var("LINGXI_WASM_CROSS_PROFILE").unwrap());
+    let top = tempfile::tempdir_in(&profile).unwrap();
+    let (project, records) = (top.path().join("project"), top.path().join("records"));
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&records).unwrap();
+    let windows_path = |p: &Path| {
+        let rest = p
+            .strip_prefix(&profile)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "\\");
+        format!(
+            "C:\\users\\{}\\{rest}",
+            profile.file_name().unwrap().to_string_lossy()
+        )
+    };
+    let install = || {
+        let mut command = cross.launcher(&["install", "--force", "--project"]);
+        command
+            .arg(windows_path(&project))
+            .arg("--record")
+            .arg(windows_path(&records));
+        command.arg(guest("probe"));
+        run(command.stdin(Stdio::null()))
+    };
+    std::fs::set_permissions(&records, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (status, _, stderr) = install();
+    assert!(!status.success(), "installed with an open record folder");
+    assert!(stderr.contains("can be written by others"), "{stderr}");
+    std::fs::set_permissions(&records, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (status, out, stderr) = install();
+    assert!(status.success(), "{out}\n{stderr}");
+}

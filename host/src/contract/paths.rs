@@ -60,7 +60,7 @@ impl Roots {
     fn read_only_over(&self, root: &Path, path: &Path) -> Option<&PathBuf> {
         // Compared in canonical form: a root given through a symbolic link
         // or with `..` in it is the same directory.
-        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let canonical = |p: &Path| dunce::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let (root, path) = (canonical(root), canonical_prefix(path));
         self.read
             .iter()
@@ -152,9 +152,25 @@ pub(crate) fn resolve(given: &str, access: PathAccess, roots: &Roots) -> Result<
             root.display()
         ));
     }
-    full.into_os_string()
-        .into_string()
-        .map_err(|_| "resolves to a path that is not valid UTF-8".to_owned())
+    guest_path(&root, &canonical)
+        .ok_or_else(|| "resolves to a path that is not valid UTF-8".to_owned())
+}
+
+/// How the plugin names `rest` (relative, canonical) under `root`: the
+/// root as it is mounted (at its own path), then each name after a `/`,
+/// the separator of WASI on every platform (on Unix this is the host's
+/// path; on Windows `C:\project/src/a.rs`, which the guest resolves).
+fn guest_path(root: &Path, rest: &Path) -> Option<String> {
+    let mut out = root.to_str()?.to_owned();
+    for component in rest.components() {
+        if let Component::Normal(name) = component {
+            if !out.ends_with('/') {
+                out.push('/');
+            }
+            out.push_str(name.to_str()?);
+        }
+    }
+    Some(out)
 }
 
 /// `path` with its longest existing ancestor canonical (a file to be
@@ -163,7 +179,7 @@ fn canonical_prefix(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut at = path;
     loop {
-        if let Ok(found) = std::fs::canonicalize(at) {
+        if let Ok(found) = dunce::canonicalize(at) {
             return rest.into_iter().rev().fold(found, |p, c| p.join(c));
         }
         match (at.parent(), at.file_name()) {
@@ -232,7 +248,7 @@ fn strip_root(path: &Path, root: &Path) -> Option<(PathBuf, PathBuf)> {
     if let Ok(rest) = path.strip_prefix(root) {
         return Some((root.to_path_buf(), rest.to_path_buf()));
     }
-    let canonical = std::fs::canonicalize(root).ok()?;
+    let canonical = dunce::canonicalize(root).ok()?;
     let rest = path.strip_prefix(&canonical).ok()?;
     Some((root.to_path_buf(), rest.to_path_buf()))
 }

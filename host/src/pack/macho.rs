@@ -429,6 +429,17 @@ pub(crate) fn signed_end(bytes: &[u8]) -> Result<Option<u64>, MachoError> {
     Ok(parse(bytes)?.signature.map(|sig| sig.off))
 }
 
+/// Where a Mach-O's code signature is: its offset and size, as
+/// `LC_CODE_SIGNATURE` says (`None` if not a Mach-O or unsigned). As with
+/// [`signed_end`], the caller checks them against the file.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+pub(crate) fn signature(bytes: &[u8]) -> Result<Option<(u64, u64)>, MachoError> {
+    if !is_macho(bytes) {
+        return Ok(None);
+    }
+    Ok(parse(bytes)?.signature.map(|sig| (sig.off, sig.size)))
+}
+
 /// Seals `file`, which is [`unsigned_part`] of a base followed by the
 /// caller's bytes (padding, payload, trailer) and whose length is a multiple
 /// of [`SIGNATURE_ALIGN`]: extends `__LINKEDIT` to the end of a new ad hoc

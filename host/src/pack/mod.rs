@@ -141,6 +141,17 @@ impl Bytes {
 }
 
 impl Packed {
+    /// The file offsets of the header and the trailer (read into memory).
+    #[cfg(not(target_os = "linux"))]
+    fn relied(&self) -> running::Relied {
+        let start = self.launcher_len;
+        let end = start + self.bytes.as_slice().len() as u64;
+        running::Relied {
+            header: start..start + self.component.start as u64,
+            trailer: end..end + TRAILER_LEN,
+        }
+    }
+
     /// The portable component: verified by [`read`]; after [`read_self`],
     /// call [`Packed::verify_component`] before using it.
     pub fn component(&self) -> &[u8] {
@@ -203,6 +214,15 @@ pub enum PackError {
         /// Its format.
         format: u32,
     },
+    /// The file a start read is not the one this process runs (macOS,
+    /// Windows: see `running`).
+    #[error("{} is not the file this process was started from ({reason}); it was replaced while starting: start it again", path.display())]
+    NotRunning {
+        /// The file.
+        path: PathBuf,
+        /// What differs.
+        reason: String,
+    },
     /// The payload is damaged.
     #[error("{} is a damaged packed plugin ({reason}); reinstall it with `lingxi-wasm-run install`", path.display())]
     Damaged {
@@ -264,6 +284,14 @@ pub fn build(
         .map_err(|e| BuildError::Base(e.to_string()))
 }
 
+/// Whether a payload can be laid onto `base` (a Mach-O must be laid out
+/// as a linker writes it; see `layout`): what [`build`] would refuse.
+pub fn check_base(base: &[u8]) -> Result<(), BuildError> {
+    layout::Placement::on(base)
+        .map(|_| ())
+        .map_err(|e| BuildError::Base(e.to_string()))
+}
+
 /// Why a packed file cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -281,11 +309,19 @@ pub enum BuildError {
 /// file carries no trailer at all (a plain launcher). Use this for every
 /// file that is not the running executable.
 pub fn read(path: &Path) -> Result<Option<Packed>, PackError> {
+    let file = File::open(path).map_err(|source| PackError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    read_from(path, file)
+}
+
+/// [`read`] from a file opened as `path`.
+fn read_from(path: &Path, mut file: File) -> Result<Option<Packed>, PackError> {
     let io_err = |source| PackError::Io {
         path: path.to_owned(),
         source,
     };
-    let mut file = File::open(path).map_err(io_err)?;
     let size = file.metadata().map_err(io_err)?.len();
     if size < TRAILER_LEN {
         return Ok(None);
@@ -392,11 +428,29 @@ pub fn read_self() -> Result<Option<Packed>, PackError> {
     }
     #[cfg(not(target_os = "linux"))]
     {
+        // Read by path, then checked to be the running file (`running`).
         let exe = std::env::current_exe().map_err(|source| PackError::Io {
             path: PathBuf::from("(current executable)"),
             source,
         })?;
-        read(&exe)
+        let not_running = |reason| PackError::NotRunning {
+            path: exe.clone(),
+            reason,
+        };
+        let file = File::open(&exe).map_err(|source| PackError::Io {
+            path: exe.clone(),
+            source,
+        })?;
+        let io_err = |source| PackError::Io {
+            path: exe.clone(),
+            source,
+        };
+        let packed = read_from(&exe, file.try_clone().map_err(io_err)?)?;
+        if let Some(packed) = &packed {
+            running::check_open(&file).map_err(not_running)?;
+            running::check(&exe, &packed.relied()).map_err(not_running)?;
+        }
+        Ok(packed)
     }
 }
 
@@ -554,6 +608,8 @@ pub fn launcher_bytes(path: &Path) -> Result<Vec<u8>, PackError> {
 
 mod layout;
 mod macho;
+#[cfg(not(target_os = "linux"))]
+mod running;
 
 #[cfg(test)]
 mod tests;

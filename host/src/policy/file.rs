@@ -178,12 +178,11 @@ impl PolicySpec {
                     path: path.clone(),
                 });
             }
-            path.canonicalize()
-                .map_err(|source| PolicyError::Directory {
-                    flag,
-                    path: path.clone(),
-                    source,
-                })
+            dunce::canonicalize(path).map_err(|source| PolicyError::Directory {
+                flag,
+                path: path.clone(),
+                source,
+            })
         };
         let grant = Grant {
             capabilities,
@@ -256,7 +255,7 @@ fn data_root(root: &Path) -> Result<PathBuf, PolicyError> {
             path: root.to_owned(),
         });
     }
-    match root.canonicalize() {
+    match dunce::canonicalize(root) {
         Ok(canonical) => Ok(canonical),
         Err(_)
             if root

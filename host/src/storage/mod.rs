@@ -48,7 +48,7 @@ impl DataDir {
             ));
         }
         create_private(path)?;
-        let path = path.canonicalize()?;
+        let path = dunce::canonicalize(path)?;
         if path.parent().is_none() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

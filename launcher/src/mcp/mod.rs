@@ -137,9 +137,8 @@ fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
         );
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", named()))?;
-    let resolved = dir
-        .canonicalize()
-        .with_context(|| format!("cannot resolve {}", named()))?;
+    let resolved =
+        dunce::canonicalize(&dir).with_context(|| format!("cannot resolve {}", named()))?;
     if roots::shared_place(&resolved) {
         anyhow::bail!(
             "{} is not a plugin's own folder (it is /, a folder directly under /, or holds the home folder); the plugin would see everything below it; set it to a folder of this plugin's own, or pass --no-storage",

@@ -108,7 +108,7 @@ impl Roots {
 /// [`shared_place`]; MCP hosts often start servers in such a folder). Says
 /// so when it is.
 pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
-    let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    let resolved = dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
     let broad = shared_place(&resolved);
     if broad {
         tracing::warn!(
@@ -146,7 +146,10 @@ fn homes() -> Vec<PathBuf> {
     homes.extend(lingxi_wasm_host::places::home());
     #[cfg(unix)]
     homes.extend(database_home());
-    homes.iter().filter_map(|h| h.canonicalize().ok()).collect()
+    homes
+        .iter()
+        .filter_map(|h| dunce::canonicalize(h).ok())
+        .collect()
 }
 
 /// This user's home folder in the user database.
@@ -188,7 +191,7 @@ fn usable(uri: &str) -> Option<PathBuf> {
             lingxi_wasm_host::printable(uri)
         );
     }
-    let path = path?.canonicalize().ok().filter(|p| p.is_dir());
+    let path = dunce::canonicalize(path?).ok().filter(|p| p.is_dir());
     if path.is_none() {
         tracing::warn!(
             "ignoring MCP root {}: no such folder",
