@@ -67,3 +67,24 @@ pub fn access(path: &Path) -> std::io::Result<Access> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Owner, access};
+
+    /// A folder this process made is its own, and nobody else may write it
+    /// (on Windows: run under Wine by scripts/cross-test).
+    #[test]
+    fn a_new_private_folder_is_mine_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("private");
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&private).unwrap();
+        let found = access(&private).unwrap();
+        assert_eq!(found.owner, Owner::Me, "{found:?}");
+        assert!(!found.others_may_write, "{found:?}");
+        assert!(!found.others_may_rename_entries, "{found:?}");
+    }
+}

@@ -270,10 +270,21 @@ mod tests {
 
     #[test]
     fn file_uris_become_paths() {
-        let cases = [
+        // Paths as this platform writes them (Unix: `/home/u`; Windows:
+        // `C:/Users/u`, where `/home/u` is not absolute).
+        #[cfg(unix)]
+        let absolute = [
             ("file:///home/u/proj", Some("/home/u/proj")),
             ("file://localhost/srv/a%20b", Some("/srv/a b")),
             ("file:///x/%E6%96%87", Some("/x/文")),
+        ];
+        #[cfg(windows)]
+        let absolute = [
+            ("file:///C:/Users/u/proj", Some("C:/Users/u/proj")),
+            ("file://localhost/D:/a%20b", Some("D:/a b")),
+            ("file:///home/u/proj", None),
+        ];
+        let refused = [
             ("file://other-host/x", None),
             ("https://example.com/x", None),
             ("file:///x%00y", None),
@@ -281,8 +292,24 @@ mod tests {
             ("file:///x?y", None),
             ("file:relative", None),
         ];
-        for (uri, path) in cases {
+        for (uri, path) in absolute.into_iter().chain(refused) {
             assert_eq!(file_uri_path(uri).as_deref(), path.map(Path::new), "{uri}");
         }
+    }
+
+    /// Windows roots, the folders directly under them and the profile
+    /// folder are shared places (run under Wine by scripts/cross-test).
+    #[cfg(windows)]
+    #[test]
+    fn windows_shared_places() {
+        for shared in ["C:\\", "C:\\Windows", "C:\\Users", "\\\\server\\share\\"] {
+            assert!(super::shared_place(Path::new(shared)), "{shared}");
+        }
+        assert!(!super::shared_place(Path::new(
+            "C:\\nonexistent-x\\project"
+        )));
+        let profile = lingxi_wasm_host::places::home().expect("a profile folder");
+        let profile = dunce::canonicalize(profile).unwrap();
+        assert!(super::shared_place(&profile), "{}", profile.display());
     }
 }
