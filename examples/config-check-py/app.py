@@ -20,6 +20,7 @@ from lingxi_plugin import (
 DEFAULT_MAX_FILES = 200
 MAX_FILES = 2000
 
+# ANCHOR: schema
 SCHEMA = (
     InputSchema()
     .property(
@@ -36,6 +37,7 @@ SCHEMA = (
     )
     .no_additional_properties()
 )
+# ANCHOR_END: schema
 
 
 class ConfigCheck(Plugin):
@@ -68,6 +70,7 @@ class ConfigCheck(Plugin):
         except FileNotFoundError as e:
             raise PluginError(str(e)) from None
 
+    # ANCHOR: tool
     @tool(
         "config.check",
         "Checks that the TOML and JSON files of the workspace (or of one file or "
@@ -84,6 +87,8 @@ class ConfigCheck(Plugin):
         max_files = args.get("max_files", DEFAULT_MAX_FILES)
         # An empty path means what no path means: the whole workspace.
         return self._report(args.get("path") or None, max_files)
+
+    # ANCHOR_END: tool
 
     @command(
         "config-check",

@@ -41,6 +41,7 @@ export const plugin = definePlugin({
   },
 
   activate(ctx) {
+    // ANCHOR: tool
     ctx.registerTool({
       name: 'markdown.outline',
       description:
@@ -58,6 +59,7 @@ export const plugin = definePlugin({
         return { path, headings: outline(readMarkdown(path)) };
       },
     });
+    // ANCHOR_END: tool
 
     ctx.registerCommand({
       name: 'outline',

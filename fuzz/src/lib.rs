@@ -14,7 +14,7 @@
 //! | [`dto`] | the params DTOs, the manifest, plugin answers and their WIT conversion | `protocol/src/dto.rs`, `protocol/src/convert.rs` |
 //! | [`pack`] | a packed executable's trailer, header and blob layout | `host/src/pack/mod.rs` |
 //! | [`policy`] | a TOML policy file, resolved into grants and limits | `host/src/policy/file.rs` |
-//! | [`net`] | `--allow-net` rules, and the guard judging guest host names | `host/src/policy/net.rs` |
+//! | [`net`] | `allow-net` rules (`--allow-net`), and the guard judging guest host names | `host/src/policy/net.rs` |
 
 mod dto;
 mod json;
@@ -96,7 +96,7 @@ pub fn policy(data: &[u8]) {
     or_crash(check_policy(data));
 }
 
-/// `--allow-net` rules and guest host names, one a line; see `net.rs` for
+/// `allow-net` rules and guest host names, one a line; see `net.rs` for
 /// the invariants.
 pub fn net(data: &[u8]) {
     or_crash(check_net(data));

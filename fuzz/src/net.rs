@@ -1,4 +1,4 @@
-//! Target `net`: `--allow-net` rules (`host/src/policy/net.rs`), one a
+//! Target `net`: `allow-net` rules (`host/src/policy/net.rs`), one a
 //! line, and the guard they make judging the host names a guest asks for
 //! (every line, and its host part, as a name lookup and an HTTP request).
 //!
@@ -42,9 +42,10 @@ pub fn check(data: &[u8]) -> Result<(), Violation> {
                 kinds.push(round_trip(line, &rule)?);
                 rules.push(rule);
             }
+            // In the library's own words (a front end's name the flag).
             Err(e) => ensure!(
-                e.to_string().starts_with("--allow-net "),
-                "error {e} does not name the flag"
+                e.to_string().starts_with("allow-net = "),
+                "error {e} does not name the setting"
             ),
         }
     }

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use sha2::{Digest, Sha256};
 
 use crate::owner::{self, Access, Owner};
+use crate::policy::wording::Setting;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -79,8 +80,10 @@ impl CompileCache {
         };
         if !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(
-                "not using the compile cache {}: {reason}; compiling in memory instead (choose another folder with --cache-dir, or --no-cache)",
-                self.dir.display()
+                "not using the compile cache {}: {reason}; compiling in memory instead (choose another folder with {}, or {})",
+                self.dir.display(),
+                Setting::CacheDir,
+                Setting::NoCache
             );
         }
         false

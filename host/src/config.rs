@@ -10,6 +10,10 @@
 
 use crate::cache::CompileCache;
 use crate::limits::Limits;
+use crate::limits::{
+    CORE_INSTANCES_PER_INSTANCE, CORE_INSTANCES_PER_PLUGIN, MEMORIES_PER_PLUGIN, TABLE_ELEMENTS,
+    TABLES_PER_PLUGIN,
+};
 
 /// How a [`Runtime`](crate::Runtime) is built. `Default` is the launcher's:
 /// on-demand allocation, copy-on-write images, no cache.
@@ -80,18 +84,6 @@ pub struct Pooling {
     /// or plugins fail at this size instead of the limit's.
     pub max_memory_bytes: usize,
 }
-
-/// Core instances, memories and tables one plugin component may have: a
-/// component built by the SDK has one memory, a few tables and a handful of
-/// core instances (its module and the adapters' shims).
-const CORE_INSTANCES_PER_PLUGIN: u32 = 16;
-const MEMORIES_PER_PLUGIN: u32 = 2;
-const TABLES_PER_PLUGIN: u32 = 4;
-/// Slots for core instances, memories and tables are shared by all
-/// instances; most plugins use far fewer than the maxima above.
-const CORE_INSTANCES_PER_INSTANCE: u32 = 4;
-/// Most elements one table may have (function references of the guest).
-const TABLE_ELEMENTS: usize = 10_000;
 
 impl Pooling {
     /// Slots for `max_instances` instances, each with memory up to the

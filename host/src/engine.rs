@@ -16,6 +16,7 @@ use crate::cache::CompileCache;
 use crate::compiler::{self, engine_hash};
 use crate::config::RuntimeConfig;
 use crate::error::LoadError;
+use crate::limits::MAX_PLUGIN_FILE;
 use crate::limits::{Deadline, EPOCH_TICK, Expired, Limits, MemoryCap, OutputBudget};
 use crate::observe::Origin;
 use crate::pack::Packed;
@@ -268,7 +269,7 @@ impl Runtime {
         let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
             // Name what is missing when that is why it does not link.
             let ty = component.component_type();
-            let missing = crate::shape::unprovided(ty.imports(&self.engine).map(|(name, _)| name));
+            let missing = crate::linker::unprovided(ty.imports(&self.engine).map(|(name, _)| name));
             if missing.is_empty() {
                 world_error(e)
             } else {
@@ -353,10 +354,6 @@ impl Runtime {
         store
     }
 }
-
-/// Largest plugin file read: far above any plugin (the launcher with a
-/// component packed in is ~30 MB), far below what would exhaust memory.
-pub const MAX_PLUGIN_FILE: u64 = 1 << 30;
 
 /// The bytes of plugin file `path`: a regular file, read up to the limit
 /// of a plugin file whatever size it reports (a file under `/proc` may say

@@ -1,8 +1,11 @@
-//! Errors at the library boundary. Each says what happened and what to do,
-//! in the library's terms (a limit, a setting); the launcher adds its flags.
+//! Errors at the library boundary. Each says what happened and what to do;
+//! a limit or grant it is about is data (a [`Setting`]), worded in the
+//! process's words ([`crate::policy::wording`]: the launcher's are flags).
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::policy::wording::{Setting, worded, wording};
 
 /// Loading a component failed.
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +47,8 @@ pub enum LoadError {
     },
     /// The component imports interfaces this host does not provide.
     #[error(
-        "{name} imports {missing}, which this host does not provide (it provides WASI 0.2 cli, clocks, filesystem, io, random, sockets and outgoing http, and the lingxi:plugin 0.1.0 imports); build the plugin without them, e.g. with lingxi-plugin-sdk for wasm32-wasip2"
+        "{name} imports {missing}, which this host does not provide (it provides {}); build the plugin without them, e.g. with lingxi-plugin-sdk for wasm32-wasip2",
+        crate::linker::provided_in_words()
     )]
     Imports {
         /// Where the component came from.
@@ -80,8 +84,9 @@ pub enum CallError {
     Plugin(String),
     /// The call ran past its deadline and was stopped.
     #[error(
-        "{call} did not finish within {:.1} s and was stopped; the plugin was restarted and will answer the next request (raise the call timeout)",
-        limit.as_secs_f64()
+        "{call} did not finish within {:.1} s and was stopped; the plugin was restarted and will answer the next request (raise the call timeout with {})",
+        limit.as_secs_f64(),
+        worded(Setting::Timeout, "SECONDS")
     )]
     Timeout {
         /// What was called, e.g. `tool.execute 'spin'`.
@@ -103,8 +108,9 @@ pub enum CallError {
     },
     /// The call used more memory than allowed.
     #[error(
-        "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the memory limit)",
-        limit_bytes / (1024 * 1024)
+        "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the memory limit with {})",
+        limit_bytes / (1024 * 1024),
+        worded(Setting::MaxMemory, "MIB")
     )]
     Memory {
         /// What was called.
@@ -146,8 +152,9 @@ pub enum CallError {
     },
     /// The call left the data directory over its quota.
     #[error(
-        "{call} left the plugin's data directory {} over its quota (at least {used} bytes of {quota}); it stays read-only until it is smaller (raise the storage quota)",
-        dir.display()
+        "{call} left the plugin's data directory {} over its quota (at least {used} bytes of {quota}); it stays read-only until it is smaller (raise the storage quota with {})",
+        dir.display(),
+        worded(Setting::StorageQuota, "MIB")
     )]
     StorageQuota {
         /// What was called.
@@ -161,7 +168,8 @@ pub enum CallError {
     },
     /// The plugin trapped too often and is disabled.
     #[error(
-        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin, then start it again (a new session, or a restart)"
+        "plugin {plugin} is disabled: it crashed {traps} times within {window_secs} s (last: {last}); fix the plugin, then start it again {}",
+        wording().restart()
     )]
     Disabled {
         /// The plugin id.
@@ -241,6 +249,19 @@ pub enum CallError {
         /// The name or alias asked for.
         name: String,
     },
+}
+
+impl CallError {
+    /// The setting that raises the limit this call ran into, if it ran into
+    /// one a user can raise.
+    pub fn setting(&self) -> Option<Setting> {
+        match self {
+            CallError::Timeout { .. } => Some(Setting::Timeout),
+            CallError::Memory { .. } => Some(Setting::MaxMemory),
+            CallError::StorageQuota { .. } => Some(Setting::StorageQuota),
+            _ => None,
+        }
+    }
 }
 
 /// A plugin could not join a [`PluginSet`](crate::PluginSet).

@@ -7,8 +7,12 @@
 //! - [`protocol`]: the JSON-Lines wire format, both dialects, and its DTOs;
 //! - [`convert`]: WIT ↔ protocol conversion;
 //! - [`policy`]: which capabilities a plugin gets (declared ∩ granted) and how
-//!   they become WASI grants;
-//! - [`limits`]: deadlines, memory, output and trap caps;
+//!   they become WASI grants; the grant settings, declared once
+//!   ([`PolicySpec`]: the policy file's keys, and with the `cli` feature
+//!   the launcher's flags); the setting a message names, as data, in the
+//!   front end's words ([`Setting`], [`set_wording`]);
+//! - [`limits`]: every number a plugin can run into (deadlines, memory,
+//!   output and trap caps, line and schema sizes, pool slots);
 //! - [`contract`]: tool contracts: argument validation against each tool's
 //!   `inputSchema`, path parameters, per-tool timeouts and approval, and
 //!   the handshake's consistency;
@@ -25,8 +29,12 @@
 //!   their tools and commands, one instance per plugin per session;
 //! - [`observe`]: guest logs and output as `tracing` events, log sinks,
 //!   per-plugin counters;
-//! - [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout,
-//!   one plugin in a [`Session::single`].
+//! - [`dispatch`]: one request line to its response line (both dialects, the
+//!   method table), for the launcher and for a host's own wire front;
+//!   [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout,
+//!   one [`PluginHost`] behind a [`dispatch::Dispatcher`];
+//! - [`CallOptions`]: how one call runs (its deadline), taken by every kind
+//!   of call.
 //!
 //! Every call into a plugin is async and bounded by its deadline, whatever
 //! the guest does (spinning, sleeping, waiting on a socket or a name
@@ -35,7 +43,7 @@
 //!
 //! ```no_run
 //! use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
-//! use lingxi_wasm_host::{Grant, Limits, PluginHost, Runtime};
+//! use lingxi_wasm_host::{CallOptions, Grant, Limits, PluginHost, Runtime};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let runtime = Runtime::new()?;
@@ -54,14 +62,14 @@
 //!     })
 //!     .await?;
 //! println!("{} offers {} tools", handshake.manifest.id, handshake.tools.len());
-//! let output = plugin
-//!     .execute_tool(ToolCall {
-//!         tool_name: "probe.echo".into(),
-//!         arguments: "{}".into(),
-//!         session_id: "s-1".into(),
-//!         tool_call_id: "c-1".into(),
-//!     })
-//!     .await?;
+//! let call = ToolCall {
+//!     tool_name: "probe.echo".into(),
+//!     arguments: "{}".into(),
+//!     session_id: "s-1".into(),
+//!     tool_call_id: "c-1".into(),
+//! };
+//! // Within the plugin's own call timeout (`CallOptions::within` sets another).
+//! let output = plugin.execute_tool(call, CallOptions::default()).await?;
 //! assert_eq!(output, "echo:{}");
 //! # Ok(())
 //! # }
@@ -79,11 +87,13 @@ mod compiler;
 mod config;
 pub mod contract;
 pub mod convert;
+pub mod dispatch;
 mod engine;
 mod error;
 pub mod limits;
 mod linker;
 pub mod observe;
+mod options;
 pub mod owner;
 pub mod pack;
 pub mod places;
@@ -95,6 +105,7 @@ pub mod shape;
 mod state;
 mod stdio;
 pub mod storage;
+mod text;
 
 /// The WIT types of the `lingxi:plugin` world, as the host sees them.
 pub mod types {
@@ -113,12 +124,22 @@ pub use config::{Pooling, RuntimeConfig};
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};
 pub use limits::Limits;
+pub use limits::MAX_LINE_BYTES;
+pub use observe::GUEST_TARGET;
+pub use options::CallOptions;
 pub use plugin::PluginHost;
 pub use policy::file::{PolicyError, PolicySpec};
+pub use policy::wording::{PolicyFileWording, Setting, Wording, set_wording};
 pub use policy::{Grant, NetRule, Policy};
-pub use server::{MAX_LINE_BYTES, Server};
+pub use server::Server;
 pub use set::{
     ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, PluginOptions,
     PluginSet, PreparedCall, Session, no_grant,
 };
-pub use stdio::{GUEST_TARGET, printable};
+pub use text::printable;
+
+/// The crate's README (what crates.io shows), its example compiled and run
+/// as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -281,58 +281,85 @@ impl OutputBudget {
     }
 }
 
+// Requests and output.
+
+/// Longest request line accepted, in bytes. A longer line is answered with an
+/// error (when its id can be read) and skipped; it never stalls the loop.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Longest log message kept from a plugin; the rest is cut off.
+pub const MAX_LOG_MESSAGE: usize = 64 * 1024;
+
+/// Longest partial line kept before it is emitted anyway.
+pub const MAX_PENDING_LINE: usize = 64 * 1024;
+
+// What a plugin declares: its file, schemas, names, annotations.
+
+/// Largest plugin file read: far above any plugin (the launcher with a
+/// component packed in is ~30 MB), far below what would exhaust memory.
+pub const MAX_PLUGIN_FILE: u64 = 1 << 30;
+
+/// Largest schema compiled, in bytes of JSON text.
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+
+/// Most schema text compiled for one handshake, in bytes.
+pub const MAX_SCHEMA_TOTAL_BYTES: usize = 1024 * 1024;
+
+/// Most `pattern` and `patternProperties` entries compiled for one handshake.
+pub const MAX_SCHEMA_PATTERNS: usize = 128;
+
+/// Largest compiled size of one `pattern` (the `regex` crate's own cap is
+/// 10 MiB; a schema has no use for more than this).
+pub const MAX_PATTERN_BYTES: usize = 256 * 1024;
+
+/// Longest per-tool timeout accepted: one day.
+pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
+/// How deep the schema is searched for annotations.
+pub const MAX_ANNOTATION_DEPTH: usize = 64;
+
+/// Most contract problems kept for one handshake: a plugin decides how many
+/// there are, and they end up in logs and error texts.
+pub const MAX_PROBLEMS: usize = 32;
+
+/// Longest contract problem kept, in characters: a plugin decides what it
+/// quotes.
+pub const MAX_PROBLEM_CHARS: usize = 1000;
+
+/// Longest plugin id, tool or command name a set accepts.
+pub const MAX_NAME: usize = 128;
+
+// Denials in the log.
+
+/// Longest host name a denial shows; a longer one is cut (a plugin chooses
+/// the names it asks for, and each denial is a line of the host's log).
+pub const MAX_LOGGED_HOST: usize = 253;
+
+/// Denials of one instance that are logged; later ones are counted, and
+/// said once (a plugin can ask for refused destinations in a loop).
+pub const MAX_LOGGED_DENIALS: u32 = 32;
+
+// Instances: spares in a session, the pool's slots.
+
+/// Most extra instances of one plugin in one session.
+pub const MAX_SPARES: usize = 3;
+
+/// Core instances one plugin component may have: a component built by the
+/// SDK has a handful (its module and the adapters' shims).
+pub const CORE_INSTANCES_PER_PLUGIN: u32 = 16;
+
+/// Memories one plugin component may have (the SDK's have one).
+pub const MEMORIES_PER_PLUGIN: u32 = 2;
+
+/// Tables one plugin component may have (the SDK's have a few).
+pub const TABLES_PER_PLUGIN: u32 = 4;
+
+/// Slots for core instances, memories and tables are shared by all
+/// instances; most plugins use far fewer than the maxima above.
+pub const CORE_INSTANCES_PER_INSTANCE: u32 = 4;
+
+/// Most elements one table may have (function references of the guest).
+pub const TABLE_ELEMENTS: usize = 10_000;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_deadline_is_under_the_host_watchdog() {
-        let limits = Limits::default();
-        assert!(limits.call_timeout < HOST_WATCHDOG);
-    }
-
-    #[test]
-    fn error_texts_are_capped_on_a_char_boundary() {
-        assert_eq!(cap_text("abc".into(), 3), "abc");
-        let cut = cap_text("ééé".into(), 3);
-        assert!(
-            cut.starts_with("é… [the plugin's text was 6 bytes"),
-            "{cut}"
-        );
-    }
-
-    #[test]
-    fn memory_growth_past_the_cap_is_a_typed_error() {
-        use wasmtime::ResourceLimiter;
-        let mut cap = MemoryCap::new(100);
-        assert!(cap.memory_growing(0, 100, None).unwrap());
-        let error = cap.memory_growing(0, 101, None).unwrap_err();
-        assert_eq!(
-            error.downcast_ref::<MemoryLimit>().map(|m| m.limit),
-            Some(100)
-        );
-    }
-
-    #[test]
-    fn output_budget_trips_past_its_limit_and_resets() {
-        let budget = OutputBudget::new(10);
-        assert!(budget.spend(6).is_ok());
-        assert!(budget.spend(4).is_ok());
-        assert!(budget.spend(1).is_err());
-        budget.reset();
-        assert!(budget.spend(10).is_ok());
-    }
-
-    #[test]
-    fn memories_and_tables_share_one_cap() {
-        use wasmtime::ResourceLimiter;
-        let mut cap = MemoryCap::new(1000);
-        // Two memories of 400 bytes fit; a third does not.
-        assert!(cap.memory_growing(0, 400, None).unwrap());
-        assert!(cap.memory_growing(0, 400, None).unwrap());
-        assert!(cap.memory_growing(0, 400, None).is_err());
-        // Nor does a table of 13 elements (208 bytes) in the 200 left.
-        assert!(cap.table_growing(0, 13, None).is_err());
-        assert!(cap.table_growing(0, 12, None).unwrap());
-    }
-}
+mod tests;

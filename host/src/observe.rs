@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::limits::LINE_OVERHEAD;
-use crate::stdio::GUEST_TARGET;
+
+/// The `tracing` target of guest output and guest log lines.
+pub const GUEST_TARGET: &str = "lingxi_wasm::guest";
 
 /// Where a guest line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

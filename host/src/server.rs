@@ -1,22 +1,12 @@
-//! The JSONL server: reads request lines, drives one plugin through a
-//! [`Session`] (the same core an embedding host uses), writes exactly one
-//! response line per decodable request, in order (spec §2–§3).
+//! The JSONL server: reads request lines, answers each through a
+//! [`Dispatcher`] with one [`PluginHost`], writes exactly one response line
+//! per decodable request, in order (spec §2–§3).
 
 use std::io::{self, BufRead, Write};
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-
-use crate::convert;
-use crate::error::CallError;
+use crate::dispatch::Dispatcher;
+use crate::limits::MAX_LINE_BYTES;
 use crate::plugin::PluginHost;
-use crate::protocol::wire::{self, Dialect, Request};
-use crate::protocol::{dto, method, text};
-use crate::set::Session;
-
-/// Longest request line accepted, in bytes. A longer line is answered with an
-/// error (when its id can be read) and skipped; it never stalls the loop.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// One JSONL session with one plugin.
 ///
@@ -25,19 +15,14 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// into the plugin is bounded by its deadline. Reading the next line happens
 /// only between calls, so nothing blocks the thread while a deadline runs.
 pub struct Server {
-    /// The plugin's session, and the plugin's id.
-    session: Session,
+    /// The plugin, and the plugin's id.
+    host: PluginHost,
     plugin: String,
-    /// The dialect of the last request that carried params.
-    last_dialect: Dialect,
+    /// The wire front (the dialect answers take).
+    front: Dispatcher,
     /// Runs the calls; `None` only while being dropped.
     tokio: Option<tokio::runtime::Runtime>,
-    /// How a failed call is told on the wire.
-    error_text: fn(&CallError) -> String,
 }
-
-/// What handling a request produced.
-type Outcome = Result<Option<Value>, String>;
 
 impl Server {
     /// A session for `host`. Until a request carries params, answers use the
@@ -53,19 +38,11 @@ impl Server {
     pub fn with_runtime(host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
         let plugin = host.manifest().id.clone();
         Server {
-            session: Session::single("jsonl", host),
+            host,
+            front: Dispatcher::new(Some(plugin.clone())),
             plugin,
-            last_dialect: Dialect::Core,
             tokio: Some(tokio),
-            error_text: |error| error.to_string(),
         }
-    }
-
-    /// Words failed calls with `text` instead of their `Display` (e.g. to
-    /// name the launcher's flag that raises a limit).
-    pub fn with_error_text(mut self, text: fn(&CallError) -> String) -> Self {
-        self.error_text = text;
-        self
     }
 
     /// Runs `work` to completion on the server's runtime (taken out of the
@@ -98,9 +75,9 @@ impl Server {
                     break;
                 }
                 let response = if read == LineRead::TooLong {
-                    server.too_long(&line)
+                    server.front.too_long(&line)
                 } else {
-                    server.answer_bytes(&line).await
+                    server.front.answer_bytes(&mut server.host, &line).await
                 };
                 if let Some(response) = response {
                     output.write_all(response.as_bytes())?;
@@ -108,7 +85,9 @@ impl Server {
                     output.flush()?;
                 }
             }
-            server.session.deactivate().await;
+            if let Err(e) = server.host.deactivate().await {
+                tracing::warn!(plugin = %server.plugin, "deactivate failed: {e}");
+            }
             Ok(())
         })
     }
@@ -116,133 +95,13 @@ impl Server {
     /// Handles one raw line (without its newline). `None` means no response:
     /// the line was empty, or undecodable with no recoverable id.
     pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
-        self.block_on(async |server| server.answer_bytes(line).await)
+        self.block_on(async |server| server.front.answer_bytes(&mut server.host, line).await)
     }
 
     /// Handles one line of text.
     pub fn handle_line(&mut self, line: &str) -> Option<String> {
-        self.block_on(async |server| server.answer_line(line).await)
+        self.block_on(async |server| server.front.answer_line(&mut server.host, line).await)
     }
-
-    async fn answer_bytes(&mut self, line: &[u8]) -> Option<String> {
-        match std::str::from_utf8(line) {
-            Ok(text) => self.answer_line(text).await,
-            Err(e) => {
-                let text = String::from_utf8_lossy(line);
-                let id = wire::decode_request(&text).ok().flatten().map(|r| r.id);
-                self.undecodable(id, format!("request line is not valid UTF-8: {e}"))
-            }
-        }
-    }
-
-    async fn answer_line(&mut self, line: &str) -> Option<String> {
-        let request = match wire::decode_request(line) {
-            Ok(Some(request)) => request,
-            Ok(None) => return None,
-            Err(failure) => return self.undecodable(failure.id, failure.message),
-        };
-        let dialect = request.dialect.unwrap_or(self.last_dialect);
-        if let Some(d) = request.dialect {
-            self.last_dialect = d;
-        }
-        let id = request.id.clone();
-        let response = match self.dispatch(request).await {
-            Ok(result) => wire::encode_success(&id, result.as_ref(), dialect),
-            Err(message) => wire::encode_error(&id, &message, dialect),
-        };
-        // Escaping (JSON, base64) can make a line several times longer than
-        // the text the limits were checked on: the line itself is capped too.
-        if response.len() > MAX_LINE_BYTES {
-            let message = format!(
-                "the answer is {} bytes on the wire, more than the {MAX_LINE_BYTES}-byte line limit; return less, or write large data to the workspace",
-                response.len()
-            );
-            tracing::warn!(plugin = %self.plugin, "{message}");
-            return Some(wire::encode_error(&id, &message, dialect));
-        }
-        Some(response)
-    }
-
-    fn undecodable(&self, id: Option<String>, message: String) -> Option<String> {
-        tracing::warn!("skipping an undecodable request line: {message}");
-        id.map(|id| wire::encode_error(&id, &message, self.last_dialect))
-    }
-
-    fn too_long(&self, prefix: &[u8]) -> Option<String> {
-        let message = format!(
-            "request line is longer than {MAX_LINE_BYTES} bytes and was skipped; send large data through the workspace instead"
-        );
-        // The id usually comes first: try to read it from the kept prefix.
-        let text = String::from_utf8_lossy(prefix);
-        let id = text
-            .split_once("\"id\":\"")
-            .and_then(|(_, rest)| rest.split_once('"'))
-            .map(|(id, _)| id.to_owned());
-        self.undecodable(id, message)
-    }
-
-    async fn dispatch(&mut self, request: Request) -> Outcome {
-        let params = request.params;
-        match request.method.as_str() {
-            method::SNAPSHOT => {
-                let params = params.ok_or(text::SNAPSHOT_MISSING)?;
-                let snapshot: dto::SnapshotDto = decode(params)?;
-                self.session
-                    .set_snapshot(convert::snapshot(snapshot))
-                    .map_err(|e| e.to_string())?;
-                Ok(None)
-            }
-            method::INITIALIZE => {
-                let request = match params {
-                    Some(params) => decode::<dto::InitializeDto>(params)?,
-                    None => dto::InitializeDto::default(),
-                };
-                let request = convert::initialize_request(request);
-                let handshake = self.session.initialize(&self.plugin, request);
-                let handshake = handshake.await.map_err(|e| (self.error_text)(&e))?;
-                to_value(convert::handshake(handshake))
-            }
-            method::TOOL_EXECUTE => {
-                let params = params.ok_or(text::TOOL_MISSING)?;
-                let call = convert::tool_call(decode(params)?);
-                let text = self.session.execute_tool(&self.plugin, call);
-                let text = text.await.map_err(|e| (self.error_text)(&e))?;
-                Ok(Some(Value::String(text)))
-            }
-            method::COMMAND_EXECUTE => {
-                let params = params.ok_or(text::COMMAND_MISSING)?;
-                let call = convert::command_call(decode(params)?);
-                let result = self.session.execute_command(&self.plugin, call);
-                let result = result.await.map_err(|e| (self.error_text)(&e))?;
-                to_value(convert::command_result(result))
-            }
-            method::HOOK_EMIT => {
-                let params = params.ok_or(text::HOOK_MISSING)?;
-                let payload: dto::HookEmitDto = decode(params)?;
-                match convert::hook_payload(payload.clone()) {
-                    Some(payload) => {
-                        let emitted = self.session.emit_to(&self.plugin, payload);
-                        emitted.await.map_err(|e| (self.error_text)(&e))?
-                    }
-                    // No plugin can have a handler for an event this version
-                    // does not know: acknowledge it, as for any unhandled event.
-                    None => tracing::debug!("acknowledging unknown hook event {}", payload.event),
-                }
-                Ok(None)
-            }
-            other => Err(text::unknown_method(other)),
-        }
-    }
-}
-
-fn decode<T: DeserializeOwned>(params: Value) -> Result<T, String> {
-    serde_json::from_value(params).map_err(|e| e.to_string())
-}
-
-fn to_value(value: impl serde::Serialize) -> Outcome {
-    serde_json::to_value(value)
-        .map(Some)
-        .map_err(|e| format!("cannot encode the plugin's answer: {e}"))
 }
 
 impl Drop for Server {

@@ -6,17 +6,10 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{PluginComponent, Runtime};
 use crate::error::LoadError;
+pub use crate::linker::provided;
 
 /// The export every LingXi plugin component has.
 pub const PLUGIN_EXPORT: &str = "lingxi:plugin/plugin@0.1.0";
-
-/// The LingXi interfaces this host links (the WASI ones are
-/// [`crate::linker::offers`]'s).
-const LINGXI_IMPORTS: [&str; 3] = [
-    "lingxi:plugin/types@0.1.0",
-    "lingxi:plugin/host-info@0.1.0",
-    "lingxi:plugin/logging@0.1.0",
-];
 
 /// A compiled component's imports and exports, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +30,7 @@ impl Shape {
 
     /// The imports this host does not provide.
     pub fn unprovided(&self) -> Vec<&str> {
-        unprovided(self.imports.iter().map(String::as_str))
+        crate::linker::unprovided(self.imports.iter().map(String::as_str))
     }
 
     /// Whether it imports any interface of `package` (e.g. `wasi:sockets`).
@@ -45,22 +38,6 @@ impl Shape {
         self.imports
             .iter()
             .any(|i| i.starts_with(&format!("{package}/")))
-    }
-}
-
-/// The names among `imports` that this host does not link.
-pub(crate) fn unprovided<'a>(imports: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    imports.filter(|name| !provided(name)).collect()
-}
-
-/// Whether this host links `import`: a WASI interface the linker offers,
-/// at any 0.2 version, or a LingXi import.
-pub fn provided(import: &str) -> bool {
-    match import.split_once('@') {
-        Some((bare, version)) if bare.starts_with("wasi:") => {
-            version.starts_with("0.2.") && crate::linker::offers(bare)
-        }
-        _ => LINGXI_IMPORTS.contains(&import),
     }
 }
 
@@ -96,35 +73,5 @@ impl Linked {
     /// Links it and asks its manifest, in a sandbox with nothing granted.
     pub async fn load(self, runtime: &Runtime, name: &str) -> Result<PluginComponent, LoadError> {
         runtime.prepare(self.component, name, None, None).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::provided;
-
-    #[test]
-    fn wasi_0_2_and_outgoing_http_only() {
-        for yes in [
-            "wasi:cli/stdout@0.2.6",
-            "wasi:sockets/tcp@0.2.0",
-            "wasi:http/types@0.2.10",
-            "wasi:http/outgoing-handler@0.2.0",
-            "lingxi:plugin/logging@0.1.0",
-        ] {
-            assert!(provided(yes), "{yes}");
-        }
-        for no in [
-            "wasi:cli/stdout@0.3.0",
-            "wasi:http/incoming-handler@0.2.0",
-            "wasi:http/types-extra@0.2.0",
-            "wasi:keyvalue/store@0.2.0",
-            "lingxi:plugin/logging@0.2.0",
-            // Not an interface of WASI 0.2 (the linker links exactly its list).
-            "wasi:cli/environmenx@0.2.12",
-            "wasi:io/streams",
-        ] {
-            assert!(!provided(no), "{no}");
-        }
     }
 }

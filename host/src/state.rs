@@ -9,12 +9,10 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
+use crate::limits::MAX_LOG_MESSAGE;
 use crate::limits::{MemoryCap, OutputBudget, cap_text};
 use crate::observe::{LogSource, Origin};
 use crate::policy::NetGuard;
-
-/// Longest log message kept from a plugin; the rest is cut off.
-pub const MAX_LOG_MESSAGE: usize = 64 * 1024;
 
 /// Everything one plugin instance owns on the host side.
 pub struct HostState {
@@ -99,7 +97,7 @@ impl logging::Host for HostState {
         };
         // Charged as written: the message (as cut), the id and the line's frame.
         let message = cap_text(message, MAX_LOG_MESSAGE);
-        let message = crate::stdio::printable(&message);
+        let message = crate::text::printable(&message);
         self.output
             .spend(message.len() + self.origin.line_cost(source))?;
         self.origin.emit(source, &message);

@@ -141,7 +141,7 @@ pub fn smoke_start(bytes: &[u8]) -> Result<()> {
     let exe = dir
         .path()
         .join(format!("packed{}", lingxi_wasm_host::places::EXE_SUFFIX));
-    crate::packed::write_executable(&exe, bytes)?;
+    crate::executable::write_executable(&exe, bytes)?;
     let log = dir.path().join("stderr");
     let (input, output) = (dir.path().join("in"), dir.path().join("out"));
     std::fs::write(

@@ -119,8 +119,7 @@ pub fn call(
     for line in host.policy().report(host.grant()) {
         tracing::warn!("[{}] {line}", host.manifest().id);
     }
-    let mut server =
-        Server::with_runtime(host, tokio).with_error_text(lingxi_wasm_launcher::serve::error_text);
+    let mut server = Server::with_runtime(host, tokio);
     let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": lingxi_wasm_launcher::workspace::snapshot(&root)});
     let initialize = json!({"id": "init", "method": "plugin.initialize",
                             "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}});

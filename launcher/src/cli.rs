@@ -310,67 +310,12 @@ impl TrustArgs {
     }
 }
 
-/// Grants and limits.
+/// Grants and limits: the policy settings (declared once, in the host's
+/// [`PolicySpec`], as flags and policy-file keys) and `--policy`.
 #[derive(Debug, Args)]
 pub struct GrantArgs {
-    /// Capabilities to grant, as wire names separated by commas
-    /// (projectRead, projectWrite, processExecution, networkAccess), or `none`.
-    /// Repeatable. Default: whatever the plugin's manifest declares.
-    #[arg(long, value_name = "CAPS", value_delimiter = ',')]
-    pub grant: Option<Vec<String>>,
-
-    /// Workspace root to mount for projectRead/projectWrite. Default: the
-    /// `workspace.rootPath` of the host's snapshots.
-    #[arg(long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
-
-    /// Also mount DIR read-only (needs projectRead or projectWrite). Repeatable.
-    #[arg(long, value_name = "DIR")]
-    pub allow_read: Vec<PathBuf>,
-
-    /// Also mount DIR read-write (needs projectWrite). Repeatable.
-    #[arg(long, value_name = "DIR")]
-    pub allow_write: Vec<PathBuf>,
-
-    /// Allow network destinations host:port under networkAccess (e.g.
-    /// api.example.com:443, *.example.com:*, 127.0.0.1:8000-8100). Repeatable.
-    /// Without any, networkAccess reaches every destination.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub allow_net: Vec<String>,
-
-    /// Pass an environment variable: KEY (its value at start) or KEY=VALUE.
-    /// Repeatable. The plugin sees no other variable.
-    #[arg(long, value_name = "KEY[=VALUE]")]
-    pub env: Vec<String>,
-
-    /// Deadline of one call, in seconds [default: 2.5, under LingXi's 3.0 s
-    /// watchdog so the host gets an explanatory error].
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
-
-    /// Memory limit of the plugin instance, in MiB [default: 256].
-    #[arg(long, value_name = "MIB")]
-    pub max_memory: Option<usize>,
-
-    /// Root of the per-plugin data directories; the plugin gets
-    /// `<DIR>/<plugin id>/`, mounted read-write at /lingxi/data
-    /// [default: ~/.lingxiagent/plugin-data].
-    #[arg(long, value_name = "DIR", conflicts_with = "no_storage")]
-    pub data_root: Option<PathBuf>,
-
-    /// Give the plugin no persistent storage.
-    #[arg(long)]
-    pub no_storage: bool,
-
-    /// Size quota of the plugin's data directory, in MiB [default: 64].
-    #[arg(long, value_name = "MIB")]
-    pub storage_quota: Option<u64>,
-
-    /// Do not validate tool arguments against the tool's inputSchema (for
-    /// plugins whose schemas are known to be wrong). Path parameters and
-    /// per-tool timeouts still apply.
-    #[arg(long)]
-    pub no_validate: bool,
+    #[command(flatten)]
+    pub settings: PolicySpec,
 
     /// A TOML policy file with the same settings (grant, workspace,
     /// allow-read, allow-write, allow-net, env, timeout, max-memory,
@@ -395,19 +340,7 @@ pub struct CacheArgs {
 impl GrantArgs {
     /// Whether any grant or limit was given (so `install` repacks).
     pub fn any(&self) -> bool {
-        self.grant.is_some()
-            || self.workspace.is_some()
-            || !self.allow_read.is_empty()
-            || !self.allow_write.is_empty()
-            || !self.allow_net.is_empty()
-            || !self.env.is_empty()
-            || self.timeout.is_some()
-            || self.max_memory.is_some()
-            || self.data_root.is_some()
-            || self.no_storage
-            || self.storage_quota.is_some()
-            || self.no_validate
-            || self.policy.is_some()
+        self.settings != PolicySpec::default() || self.policy.is_some()
     }
 
     /// The policy file (if any) with these flags laid over it. `no_storage`
@@ -419,29 +352,28 @@ impl GrantArgs {
             Some(path) => PolicySpec::from_file(path)?,
             None => PolicySpec::default(),
         };
-        let absolute = |path: &PathBuf| {
-            std::path::absolute(path)
-                .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))
-        };
-        let all = |paths: &[PathBuf]| {
-            paths
-                .iter()
-                .map(absolute)
-                .collect::<anyhow::Result<Vec<_>>>()
-        };
-        Ok(file.merge(PolicySpec {
-            grant: self.grant.clone(),
-            workspace: self.workspace.as_ref().map(absolute).transpose()?,
-            allow_read: all(&self.allow_read)?,
-            allow_write: all(&self.allow_write)?,
-            allow_net: self.allow_net.clone(),
-            env: self.env.clone(),
-            timeout: self.timeout,
-            max_memory: self.max_memory,
-            data_root: self.data_root.as_ref().map(absolute).transpose()?,
-            no_storage: self.no_storage,
-            storage_quota: self.storage_quota,
-            no_validate: self.no_validate,
-        }))
+        Ok(file.merge(self.settings.clone().with_absolute_paths()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+    use lingxi_wasm_host::Setting;
+
+    #[test]
+    fn every_setting_is_a_flag() {
+        // The words name `--KEY`: each must be a flag of the launcher.
+        let flags: Vec<String> = super::Cli::command()
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_owned))
+            .collect();
+        for setting in Setting::ALL {
+            assert!(
+                flags.iter().any(|f| f == setting.key()),
+                "--{} is not a flag: {flags:?}",
+                setting.key()
+            );
+        }
     }
 }

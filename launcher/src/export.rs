@@ -19,7 +19,8 @@ use lingxi_wasm_host::types::Manifest;
 use lingxi_wasm_host::{Catalog, PluginOptions, PluginSet, Policy, PolicySpec, Runtime, printable};
 use serde_json::{Value, json};
 
-use crate::install::{Grants, chosen, describe};
+use crate::executable::write_executable;
+use crate::grants::{Grants, chosen, describe};
 use crate::packed::{self, PackOptions, Signing};
 
 /// `$schema` of `plugin.json`, exactly as Lime requires it.
@@ -108,7 +109,7 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     }
     let bin = out.join("bin");
     std::fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
-    packed::write_executable(&bin.join(&file), &bytes)?;
+    write_executable(&bin.join(&file), &bytes)?;
     println!(
         "exported {} {} as Agent Plugins package {} in {}",
         printable(&manifest.id),

@@ -9,4 +9,5 @@ pub mod mcp;
 pub mod private;
 pub mod record;
 pub mod serve;
+pub mod words;
 pub mod workspace;

@@ -10,7 +10,9 @@ mod call;
 mod check;
 mod cli;
 mod cross;
+mod executable;
 mod export;
+mod grants;
 mod install;
 mod new;
 mod packed;
@@ -22,7 +24,7 @@ use clap::Parser;
 use lingxi_wasm_host::pack;
 use lingxi_wasm_host::{CompileCache, Runtime};
 use lingxi_wasm_launcher::serve::{
-    error_text, init_logging, one_line, quiet_on_closed_pipe, serve, silence_stdout, tokio,
+    init_logging, one_line, quiet_on_closed_pipe, serve, silence_stdout, tokio,
 };
 use lingxi_wasm_launcher::{mcp, record};
 
@@ -183,7 +185,7 @@ fn run(cli: Cli) -> Result<()> {
                     flags.unwrap_or_default(),
                 ),
             };
-            mcp::serve(tokio, runtime, component, &spec, error_text)
+            mcp::serve(tokio, runtime, component, &spec)
         }
         Some(Command::Export {
             input,
@@ -203,7 +205,7 @@ fn run(cli: Cli) -> Result<()> {
                 target: target.as_deref(),
                 input: &input,
                 output: &output,
-                grants: install::Grants::choose(keep_grants, &grants)?,
+                grants: grants::Grants::choose(keep_grants, &grants)?,
                 key: key.as_ref(),
                 base: base.as_deref(),
             };
@@ -241,7 +243,7 @@ fn run(cli: Cli) -> Result<()> {
             install::Options {
                 project: project.as_deref(),
                 force,
-                grants: install::Grants::choose(keep_grants, &grants)?,
+                grants: grants::Grants::choose(keep_grants, &grants)?,
                 trust: trust.load()?,
                 signed_only,
                 record: record.as_deref(),

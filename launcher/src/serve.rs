@@ -6,9 +6,7 @@ use std::io::{self, BufWriter, IsTerminal};
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack::Packed;
-use lingxi_wasm_host::{
-    CallError, PluginComponent, PluginHost, PolicySpec, Runtime, Server, printable,
-};
+use lingxi_wasm_host::{PluginComponent, PluginHost, PolicySpec, Runtime, Server, printable};
 
 use crate::{logfmt, record};
 
@@ -74,6 +72,7 @@ pub fn printable_lines(text: &str) -> String {
 /// out what is queued when dropped.
 pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
     crate::identity::keep();
+    crate::words::install();
     let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(true)
         // Queued lines are allocated up front: keep the start cheap.
@@ -132,27 +131,6 @@ pub fn quiet_on_closed_pipe() {
     }
 }
 
-/// A failed call as the launcher words it: the library's text, with the
-/// flag that raises the limit it names.
-pub fn error_text(error: &CallError) -> String {
-    let (phrase, flag) = match error {
-        CallError::Timeout { .. } => ("raise the call timeout", "--timeout SECONDS"),
-        CallError::Memory { .. } => ("raise the memory limit", "--max-memory MIB"),
-        CallError::StorageQuota { .. } => ("raise the storage quota", "--storage-quota MIB"),
-        CallError::Disabled { .. } => {
-            let text = error.to_string();
-            return text.replace(
-                "(a new session, or a restart)",
-                "by restarting the launcher",
-            );
-        }
-        _ => return error.to_string(),
-    };
-    error
-        .to_string()
-        .replacen(phrase, &format!("{phrase} with {flag}"), 1)
-}
-
 /// Serves the JSONL protocol on stdin/stdout until EOF.
 pub fn serve(
     tokio: tokio::runtime::Runtime,
@@ -175,7 +153,7 @@ pub fn serve(
         .collect();
     tracing::debug!("[{id}] effective capabilities: {effective:?}");
 
-    let mut server = Server::with_runtime(host, tokio).with_error_text(error_text);
+    let mut server = Server::with_runtime(host, tokio);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
     match record.and_then(|dir| record::Tee::start(dir, &id)) {
@@ -228,7 +206,7 @@ pub fn run_packed(
             // SAFETY: as above.
             let component =
                 tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
-            crate::mcp::serve(tokio, runtime, component, &header.policy, error_text)
+            crate::mcp::serve(tokio, runtime, component, &header.policy)
         }
         ["inspect"] => inspect(&tokio, &packed),
         ["--version" | "-V"] => {
@@ -266,47 +244,5 @@ pub fn run_packed(
         other => bail!(
             "a packed plugin takes no arguments (got {other:?}); try `mcp`, `inspect`, `--help` or `--version`"
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use lingxi_wasm_host::CallError;
-
-    #[test]
-    fn failed_calls_name_the_flag_that_raises_their_limit() {
-        let timeout = CallError::Timeout {
-            call: "tool.execute 'spin'".into(),
-            limit: Duration::from_secs(1),
-        };
-        let text = super::error_text(&timeout);
-        assert!(
-            text.contains("raise the call timeout with --timeout SECONDS"),
-            "{text}"
-        );
-        let memory = CallError::Memory {
-            call: "x".into(),
-            limit_bytes: 1 << 20,
-        };
-        let text = super::error_text(&memory);
-        assert!(
-            text.contains("raise the memory limit with --max-memory MIB"),
-            "{text}"
-        );
-        let disabled = CallError::Disabled {
-            plugin: "p".into(),
-            traps: 5,
-            window_secs: 60,
-            last: "boom".into(),
-        };
-        let text = super::error_text(&disabled);
-        assert!(
-            text.contains("then start it again by restarting the launcher"),
-            "{text}"
-        );
-        let plugin = CallError::Plugin("its own words".into());
-        assert_eq!(super::error_text(&plugin), "its own words");
     }
 }

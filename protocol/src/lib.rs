@@ -49,3 +49,9 @@ pub mod text {
         )
     }
 }
+
+/// The crate's README (what crates.io shows), its example compiled and run
+/// as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

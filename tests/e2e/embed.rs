@@ -3,6 +3,7 @@
 //! catalog, sessions, parallel and queued calls, cancellation, deadlines,
 //! hook fan-out, and memory given back when sessions end.
 
+use lingxi_wasm_host::CallOptions;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -110,11 +111,17 @@ fn a_plugin_whose_names_clash_is_refused_naming_both_owners() {
         assert_eq!(set.ids().collect::<Vec<_>>(), ["com.lingxi.test-probe"]);
         // The set still works with the plugin it kept.
         let session = set.session("s", None).unwrap();
-        let echoed = session.call_tool("probe.echo", "{}").await.unwrap();
+        let echoed = session
+            .call_tool("probe.echo", "{}", CallOptions::default())
+            .await
+            .unwrap();
         assert_eq!(echoed, "echo:{}");
         // Commands route without regard to case: `PB` is the probe's `pb`,
         // which reads the workspace (unavailable: no snapshot was given).
-        let routed = session.run_command("PB", vec![]).await.unwrap_err();
+        let routed = session
+            .run_command("PB", vec![], CallOptions::default())
+            .await
+            .unwrap_err();
         assert!(routed.to_string().contains("workspace"), "{routed}");
     });
 }
@@ -126,11 +133,23 @@ fn sessions_do_not_share_instance_memory() {
         let a = set.session("a", None).unwrap();
         let b = set.session("b", None).unwrap();
         assert_eq!(
-            a.call_tool("mem-append", "secret").await.unwrap(),
+            a.call_tool("mem-append", "secret", CallOptions::default())
+                .await
+                .unwrap(),
             "secret,"
         );
-        assert_eq!(b.call_tool("mem-get", "").await.unwrap(), "");
-        assert_eq!(a.call_tool("mem-get", "").await.unwrap(), "secret,");
+        assert_eq!(
+            b.call_tool("mem-get", "", CallOptions::default())
+                .await
+                .unwrap(),
+            ""
+        );
+        assert_eq!(
+            a.call_tool("mem-get", "", CallOptions::default())
+                .await
+                .unwrap(),
+            "secret,"
+        );
         let stats = set.stats("com.lingxi.testbed").unwrap();
         assert_eq!(
             stats.instances, 3,
@@ -147,11 +166,11 @@ fn calls_to_one_instance_run_in_the_order_they_were_made() {
         // All queue behind the first, which sleeps; they are polled (and so
         // queue) in this order.
         let (slept, one, two, three, all) = tokio::join!(
-            s.call_tool("sleep-ms", "200"),
-            s.call_tool("mem-append", "1"),
-            s.call_tool("mem-append", "2"),
-            s.call_tool("mem-append", "3"),
-            s.call_tool("mem-get", ""),
+            s.call_tool("sleep-ms", "200", CallOptions::default()),
+            s.call_tool("mem-append", "1", CallOptions::default()),
+            s.call_tool("mem-append", "2", CallOptions::default()),
+            s.call_tool("mem-append", "3", CallOptions::default()),
+            s.call_tool("mem-get", "", CallOptions::default()),
         );
         assert_eq!(slept.unwrap(), "slept 200 ms");
         assert_eq!((one.unwrap(), two.unwrap()), ("1,".into(), "1,2,".into()));
@@ -170,7 +189,8 @@ fn calls_to_different_sessions_run_in_parallel_on_worker_threads() {
                 let set = set.clone();
                 tokio::spawn(async move {
                     let s = set.session(format!("s{i}"), None).unwrap();
-                    s.call_tool("sleep-ms", "1000").await
+                    s.call_tool("sleep-ms", "1000", CallOptions::default())
+                        .await
                 })
             })
             .collect();
@@ -191,14 +211,24 @@ fn dropping_a_call_cancels_it_and_the_next_call_gets_a_fresh_instance() {
     tokio().block_on(async {
         let set = set_of(&["testbed"]).await;
         let s = set.session("s", None).unwrap();
-        s.call_tool("mem-append", "before").await.unwrap();
+        s.call_tool("mem-append", "before", CallOptions::default())
+            .await
+            .unwrap();
         let started = Instant::now();
-        let cancelled =
-            tokio::time::timeout(Duration::from_millis(200), s.call_tool("sleep", "3600")).await;
+        let cancelled = tokio::time::timeout(
+            Duration::from_millis(200),
+            s.call_tool("sleep", "3600", CallOptions::default()),
+        )
+        .await;
         assert!(cancelled.is_err(), "the call was not cancelled");
         assert!(started.elapsed() < Duration::from_secs(2));
         // A new instance: the old one's memory is gone.
-        assert_eq!(s.call_tool("mem-get", "").await.unwrap(), "");
+        assert_eq!(
+            s.call_tool("mem-get", "", CallOptions::default())
+                .await
+                .unwrap(),
+            ""
+        );
         let stats = set.stats("com.lingxi.testbed").unwrap();
         assert_eq!(stats.instances, 3, "load, first, replacement: {stats:?}");
     });
@@ -226,13 +256,25 @@ fn a_deadline_stops_a_call_blocked_in_wasi_on_a_multithreaded_runtime() {
         let limit = Some(Duration::from_millis(500));
         for (tool, args) in [("sleep", "3600".to_owned()), ("tcp", address.to_string())] {
             let started = Instant::now();
-            let error = s.call_tool_within(tool, &args, limit).await.unwrap_err();
+            let error = s
+                .call_tool(
+                    tool,
+                    &args,
+                    limit.map_or_else(CallOptions::default, CallOptions::within),
+                )
+                .await
+                .unwrap_err();
             assert!(
                 matches!(error, CallError::Timeout { .. }),
                 "{tool}: {error}"
             );
             assert!(started.elapsed() < Duration::from_secs(2), "{tool}");
-            assert_eq!(s.call_tool("ok", "x").await.unwrap(), "ok:x");
+            assert_eq!(
+                s.call_tool("ok", "x", CallOptions::default())
+                    .await
+                    .unwrap(),
+                "ok:x"
+            );
         }
         let stats = set.stats("com.lingxi.testbed").unwrap();
         assert_eq!(stats.timeouts, 2, "{stats:?}");
@@ -273,7 +315,9 @@ fn a_hook_reaches_every_subscriber_and_a_failing_or_slow_one_holds_up_no_other()
             subject_id: "s-7".into(),
             metadata: vec![],
         };
-        let outcomes = s.emit_within(payload, Some(Duration::from_secs(1))).await;
+        let outcomes = s
+            .emit(payload, CallOptions::within(Duration::from_secs(1)))
+            .await;
         assert!(
             started.elapsed() < Duration::from_secs(3),
             "{:?}",
@@ -315,10 +359,17 @@ fn counters_add_up_calls_errors_and_traps() {
     tokio().block_on(async {
         let set = set_of(&["testbed"]).await;
         let s = set.session("s", None).unwrap();
-        s.call_tool("ok", "").await.unwrap();
-        s.call_tool("fail", "").await.unwrap_err();
-        s.call_tool("panic", "").await.unwrap_err();
-        let error = s.call_tool("nope", "").await.unwrap_err();
+        s.call_tool("ok", "", CallOptions::default()).await.unwrap();
+        s.call_tool("fail", "", CallOptions::default())
+            .await
+            .unwrap_err();
+        s.call_tool("panic", "", CallOptions::default())
+            .await
+            .unwrap_err();
+        let error = s
+            .call_tool("nope", "", CallOptions::default())
+            .await
+            .unwrap_err();
         assert!(matches!(error, CallError::NoSuchTool { .. }), "{error}");
         let stats = set.stats("com.lingxi.testbed").unwrap();
         // Loading: initialize, deactivate; the session: initialize, ok,
@@ -347,7 +398,9 @@ fn thousand_sessions_child() {
     tokio().block_on(async {
         let set = pooled_set_of(&["probe"], 1100).await;
         let warm = set.session("warm", None).unwrap();
-        warm.call_tool("probe.echo", "{}").await.unwrap();
+        warm.call_tool("probe.echo", "{}", CallOptions::default())
+            .await
+            .unwrap();
         warm.close().await;
         let before = rss();
         let mut rounds = Vec::new();
@@ -355,7 +408,9 @@ fn thousand_sessions_child() {
             let mut sessions = Vec::new();
             for i in 0..1000 {
                 let s = set.session(format!("r{round}-s{i}"), None).unwrap();
-                s.call_tool("probe.echo", "{}").await.unwrap();
+                s.call_tool("probe.echo", "{}", CallOptions::default())
+                    .await
+                    .unwrap();
                 sessions.push(s);
             }
             let full = rss();

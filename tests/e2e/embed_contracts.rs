@@ -3,6 +3,7 @@
 //! before it runs, approve or deny it, and refuse a plugin whose handshake
 //! or schemas are broken.
 
+use lingxi_wasm_host::CallOptions;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,7 @@ fn invalid_arguments_and_paths_outside_never_reach_the_plugin() {
             .unwrap();
         let session = set.session("s", None).unwrap();
         let error = session
-            .call_tool("contract.strict", r#"{"text": 1}"#)
+            .call_tool("contract.strict", r#"{"text": 1}"#, CallOptions::default())
             .await
             .unwrap_err();
         assert!(matches!(error, CallError::Refused { .. }), "{error}");
@@ -51,7 +52,11 @@ fn invalid_arguments_and_paths_outside_never_reach_the_plugin() {
             "{error}"
         );
         let error = session
-            .call_tool("contract.read", r#"{"path": "../x"}"#)
+            .call_tool(
+                "contract.read",
+                r#"{"path": "../x"}"#,
+                CallOptions::default(),
+            )
             .await
             .unwrap_err();
         assert!(
@@ -61,12 +66,19 @@ fn invalid_arguments_and_paths_outside_never_reach_the_plugin() {
             "{error}"
         );
         assert_eq!(
-            session.call_tool("contract.calls", "{}").await.unwrap(),
+            session
+                .call_tool("contract.calls", "{}", CallOptions::default())
+                .await
+                .unwrap(),
             "0"
         );
         // Resolved before it runs: the host sees the file the call names.
         let prepared = session
-            .prepare_tool("contract.read", r#"{"path": "src/a.txt"}"#)
+            .prepare_tool(
+                "contract.read",
+                r#"{"path": "src/a.txt"}"#,
+                CallOptions::default(),
+            )
             .await
             .unwrap();
         let file = ws.join("src/a.txt").display().to_string();
@@ -75,11 +87,17 @@ fn invalid_arguments_and_paths_outside_never_reach_the_plugin() {
         assert_eq!(prepared.paths[0].access, PathAccess::Read);
         assert_eq!(prepared.paths[0].given, "src/a.txt");
         assert_eq!(prepared.paths[0].resolved, file);
-        let answer = session.call_prepared(&prepared).await.unwrap();
+        let answer = session
+            .call_prepared(&prepared, CallOptions::default())
+            .await
+            .unwrap();
         assert_eq!(answer, prepared.arguments);
         assert!(answer.contains(&file), "{answer}");
         assert_eq!(
-            session.call_tool("contract.calls", "{}").await.unwrap(),
+            session
+                .call_tool("contract.calls", "{}", CallOptions::default())
+                .await
+                .unwrap(),
             "1"
         );
         session.close().await;
@@ -104,12 +122,12 @@ fn the_approval_callback_sees_the_call_and_decides() {
         });
         set.load_file(&guest("testbed"), options(&ws)).await.unwrap();
         let session = set.session("s", None).unwrap();
-        let error = session.call_tool("contract.approve", "{}").await.unwrap_err();
+        let error = session.call_tool("contract.approve", "{}", CallOptions::default()).await.unwrap_err();
         assert_eq!(error.to_string(), "tool.execute 'contract.approve' was not run: the host did not approve it");
         *answer.lock().unwrap() = true;
-        assert_eq!(session.call_tool("contract.approve", "{}").await.unwrap(), "{}");
+        assert_eq!(session.call_tool("contract.approve", "{}", CallOptions::default()).await.unwrap(), "{}");
         // Tools that do not require approval never ask.
-        session.call_tool("contract.calls", "{}").await.unwrap();
+        session.call_tool("contract.calls", "{}", CallOptions::default()).await.unwrap();
         let asked = asked.lock().unwrap().clone();
         assert_eq!(asked, ["com.lingxi.testbed contract.approve {}"; 2]);
         assert!(set.catalog().tools.iter().any(|t| t.descriptor.name == "contract.approve" && t.annotations.requires_approval));
@@ -118,7 +136,7 @@ fn the_approval_callback_sees_the_call_and_decides() {
         let mut bare = PluginSet::new(Runtime::new().unwrap());
         bare.load_file(&guest("testbed"), options(&ws)).await.unwrap();
         let session = bare.session("s", None).unwrap();
-        let error = session.call_tool("contract.approve", "{}").await.unwrap_err();
+        let error = session.call_tool("contract.approve", "{}", CallOptions::default()).await.unwrap_err();
         assert!(error.to_string().contains("set one with PluginSet::with_approval"), "{error}");
     });
 }
@@ -131,7 +149,7 @@ fn a_tool_timeout_shortens_the_deadline_in_a_session() {
         let session = set.session("s", None).unwrap();
         let started = Instant::now();
         let error = session
-            .call_tool_within("contract.slow", r#"{"ms": 5000}"#, Some(Duration::from_secs(20)))
+            .call_tool("contract.slow", r#"{"ms": 5000}"#, CallOptions::within(Duration::from_secs(20)))
             .await
             .unwrap_err();
         assert!(matches!(error, CallError::ToolTimeout { limit, .. } if limit == Duration::from_millis(300)), "{error}");
@@ -178,7 +196,11 @@ fn a_plugin_with_a_broken_handshake_or_schema_is_refused_with_the_diagnostic() {
         set.load_file(&guest("testbed"), options).await.unwrap();
         let session = set.session("s", None).unwrap();
         let answer = session
-            .call_tool("contract.strict", r#"{"anything": 1}"#)
+            .call_tool(
+                "contract.strict",
+                r#"{"anything": 1}"#,
+                CallOptions::default(),
+            )
             .await
             .unwrap();
         assert_eq!(answer, r#"{"anything": 1}"#);
@@ -200,7 +222,11 @@ fn a_concurrency_safe_tool_runs_on_more_than_one_instance() {
         let calls = |tool: &'static str, ms: u64| {
             let session = session.clone();
             let arguments = format!(r#"{{"ms": {ms}}}"#);
-            tokio::spawn(async move { session.call_tool(tool, &arguments).await })
+            tokio::spawn(async move {
+                session
+                    .call_tool(tool, &arguments, CallOptions::default())
+                    .await
+            })
         };
         // contract.slow is not concurrency-safe (and has a 300 ms timeout).
         let (a, b) = (calls("contract.slow", 50), calls("contract.slow", 50));

@@ -1,6 +1,7 @@
 //! The embedding API, continued: plugin folders as LingXi lays them out,
 //! sessions dropped without `close`, and guest lines as `tracing` events.
 
+use lingxi_wasm_host::CallOptions;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -80,7 +81,10 @@ fn a_plugin_folder_loads_components_packed_executables_and_lingxi_folders() {
         assert!(echo.unwrap().capabilities.is_empty());
         let session = set.session("s", None).unwrap();
         assert_eq!(
-            session.call_tool("probe.echo", "1").await.unwrap(),
+            session
+                .call_tool("probe.echo", "1", CallOptions::default())
+                .await
+                .unwrap(),
             "echo:1"
         );
     });
@@ -101,7 +105,10 @@ fn dropping_a_session_deactivates_its_instances_in_the_background() {
         };
         set.load_file(&guest("testbed"), options).await.unwrap();
         let session = set.session("dropped", None).unwrap();
-        session.call_tool("ok", "").await.unwrap();
+        session
+            .call_tool("ok", "", CallOptions::default())
+            .await
+            .unwrap();
         drop(session);
         let deactivated = ("dropped".to_owned(), "deactivated".to_owned());
         let started = Instant::now();
@@ -153,10 +160,9 @@ fn guest_lines_are_tracing_events_with_plugin_and_session_fields() {
                 subject_id: "s-42".into(),
                 metadata: vec![],
             };
-            session
-                .emit_to("com.lingxi.test-probe", payload)
-                .await
-                .unwrap();
+            let outcomes = session.emit(payload, CallOptions::default()).await;
+            assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+            outcomes[0].result.as_ref().unwrap();
         });
     });
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
@@ -194,9 +200,18 @@ fn a_first_call_cancelled_mid_initialize_is_initialized_by_the_next() {
     tokio().block_on(async {
         let set = testbed_with(&[("TESTBED_ACTIVATE_MS", "300")]).await;
         let session = set.session("s", None).unwrap();
-        let first = tokio::time::timeout(Duration::from_millis(100), session.call_tool("ok", ""));
+        let first = tokio::time::timeout(
+            Duration::from_millis(100),
+            session.call_tool("ok", "", CallOptions::default()),
+        );
         assert!(first.await.is_err(), "not cancelled");
-        assert_eq!(session.call_tool("ok", "x").await.unwrap(), "ok:x");
+        assert_eq!(
+            session
+                .call_tool("ok", "x", CallOptions::default())
+                .await
+                .unwrap(),
+            "ok:x"
+        );
         let stats = set.stats("com.lingxi.testbed").unwrap();
         // Loading: initialize, deactivate. The session: the cancelled
         // initialize (not counted), initialize again, the call.
@@ -209,15 +224,29 @@ fn a_deadline_counts_the_wait_behind_the_previous_call() {
     tokio().block_on(async {
         let set = testbed_with(&[]).await;
         let session = Arc::new(set.session("s", None).unwrap());
-        session.call_tool("ok", "").await.unwrap();
+        session
+            .call_tool("ok", "", CallOptions::default())
+            .await
+            .unwrap();
         let busy = tokio::spawn({
             let session = session.clone();
-            async move { session.call_tool("sleep-ms", "1500").await }
+            async move {
+                session
+                    .call_tool("sleep-ms", "1500", CallOptions::default())
+                    .await
+            }
         });
         tokio::time::sleep(Duration::from_millis(100)).await;
         let started = Instant::now();
         let limit = Some(Duration::from_millis(200));
-        let error = session.call_tool_within("ok", "", limit).await.unwrap_err();
+        let error = session
+            .call_tool(
+                "ok",
+                "",
+                limit.map_or_else(CallOptions::default, CallOptions::within),
+            )
+            .await
+            .unwrap_err();
         assert!(started.elapsed() < Duration::from_millis(1000));
         let text = error.to_string();
         assert!(
@@ -239,13 +268,25 @@ fn deadlines_a_caller_chooses_do_not_disable_the_plugin() {
         let session = set.session("s", None).unwrap();
         let short = Some(Duration::from_millis(30));
         for _ in 0..6 {
-            let error = session.call_tool_within("sleep", "3600", short).await;
+            let error = session
+                .call_tool(
+                    "sleep",
+                    "3600",
+                    short.map_or_else(CallOptions::default, CallOptions::within),
+                )
+                .await;
             assert!(matches!(
                 error,
                 Err(lingxi_wasm_host::CallError::Timeout { .. })
             ));
         }
-        assert_eq!(session.call_tool("ok", "y").await.unwrap(), "ok:y");
+        assert_eq!(
+            session
+                .call_tool("ok", "y", CallOptions::default())
+                .await
+                .unwrap(),
+            "ok:y"
+        );
     });
 }
 

@@ -7,6 +7,7 @@
 //! cargo run -p agent-host -- target/guests/wasm32-wasip2/guest
 //! ```
 
+use lingxi_wasm_host::CallOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let call =
         |session: &Arc<lingxi_wasm_host::Session>, tool: &'static str, args: &'static str| {
             let session = session.clone();
-            tokio::spawn(async move { session.call_tool(tool, args).await })
+            tokio::spawn(async move { session.call_tool(tool, args, CallOptions::default()).await })
         };
     let a = call(&alice, "probe.echo", r#"{"q":"hi"}"#);
     let b = call(&bob, "echo", r#"{"text":"hello"}"#);
@@ -84,7 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         subject_id: "alice".into(),
         metadata: vec![],
     };
-    for outcome in alice.emit(start).await {
+    for outcome in alice.emit(start, CallOptions::default()).await {
         let result = outcome.result.map(|()| "ok");
         println!("sessionStart → {}: {result:?}", outcome.plugin);
     }
@@ -95,11 +96,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let runaway = tokio::spawn({
         let alice = alice.clone();
-        async move { alice.call_tool("spin", "").await }
+        async move { alice.call_tool("spin", "", CallOptions::default()).await }
     });
     let mut answered = 0;
     while started.elapsed() < Duration::from_millis(900) {
-        bob.call_tool("probe.echo", "{}").await?;
+        bob.call_tool("probe.echo", "{}", CallOptions::default())
+            .await?;
         answered += 1;
     }
     let stopped = runaway.await?.err().map(|e| e.to_string());
@@ -112,15 +114,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A crash is isolated to its instance: alice's testbed restarts, bob's
     // keeps what it held in memory.
-    bob.call_tool("mem-append", "bob's note").await?;
+    bob.call_tool("mem-append", "bob's note", CallOptions::default())
+        .await?;
     let crash = alice
-        .call_tool("panic", "")
+        .call_tool("panic", "", CallOptions::default())
         .await
         .err()
         .map(|e| e.to_string());
     println!("crash in alice: {}", crash.unwrap_or_default());
-    println!("alice again: {}", alice.call_tool("ok", "after").await?);
-    println!("bob's memory: {}", bob.call_tool("mem-get", "").await?);
+    println!(
+        "alice again: {}",
+        alice
+            .call_tool("ok", "after", CallOptions::default())
+            .await?
+    );
+    println!(
+        "bob's memory: {}",
+        bob.call_tool("mem-get", "", CallOptions::default()).await?
+    );
 
     for id in set.ids() {
         if let Some(s) = set.stats(id) {

@@ -50,6 +50,7 @@ struct Arguments {
     top: Option<usize>,
 }
 
+// ANCHOR: schema
 /// The arguments' schema. `path` is a read path parameter: the host
 /// resolves it inside the workspace (refusing `..` and symbolic links that
 /// lead out) and hands the tool its canonical absolute form.
@@ -72,6 +73,7 @@ fn schema() -> String {
         .concurrency_safe()
         .to_string()
 }
+// ANCHOR_END: schema
 
 struct StatsTool {
     info: InfoHub,

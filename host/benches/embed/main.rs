@@ -22,6 +22,7 @@ mod bare;
 mod common;
 mod pipes;
 
+use lingxi_wasm_host::CallOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,13 +61,19 @@ async fn set_of(runtime: Runtime, guests: &[&std::path::Path]) -> PluginSet {
 /// µs per warm `call_tool` of `tool`, median of rounds.
 async fn call_cost(session: &lingxi_wasm_host::Session, tool: &str) -> f64 {
     for _ in 0..1000 {
-        session.call_tool(tool, ARGS).await.expect("call");
+        session
+            .call_tool(tool, ARGS, CallOptions::default())
+            .await
+            .expect("call");
     }
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
         let start = Instant::now();
         for _ in 0..CALLS {
-            session.call_tool(tool, ARGS).await.expect("call");
+            session
+                .call_tool(tool, ARGS, CallOptions::default())
+                .await
+                .expect("call");
         }
         rounds.push(start.elapsed().as_secs_f64() * 1e6 / CALLS as f64);
     }
@@ -177,7 +184,10 @@ async fn throughput(set: &Arc<PluginSet>, tools: &'static [&'static str]) -> f64
             tokio::spawn(async move {
                 let session = set.session(format!("t-{tool}"), None).expect("session");
                 for _ in 0..CALLS * 5 {
-                    session.call_tool(tool, ARGS).await.expect("call");
+                    session
+                        .call_tool(tool, ARGS, CallOptions::default())
+                        .await
+                        .expect("call");
                 }
             })
         })
@@ -214,7 +224,13 @@ fn scaling(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
                 let session = set.session("spinner", None).expect("session");
                 let limit = Some(Duration::from_secs(1));
                 loop {
-                    let _ = session.call_tool_within("spin", "", limit).await;
+                    let _ = session
+                        .call_tool(
+                            "spin",
+                            "",
+                            limit.map_or_else(CallOptions::default, CallOptions::within),
+                        )
+                        .await;
                 }
             })
         };

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::limits::{MAX_ANNOTATION_DEPTH, MAX_TIMEOUT_MS};
 use serde_json::{Map, Value};
 
 /// `x-lingxi-path`: the string property is a path (`"read"` or `"write"`).
@@ -22,12 +23,6 @@ pub const TIMEOUT_MS: &str = "x-lingxi-timeout-ms";
 pub const REQUIRES_APPROVAL: &str = "x-lingxi-requires-approval";
 /// `x-lingxi-concurrency-safe`: calls may overlap on several instances.
 pub const CONCURRENCY_SAFE: &str = "x-lingxi-concurrency-safe";
-
-/// Longest per-tool timeout accepted: one day.
-pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
-
-/// How deep the schema is searched for annotations.
-const MAX_DEPTH: usize = 64;
 
 /// What a path parameter is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +96,7 @@ impl Annotations {
             .paths
             .iter()
             .map(|p| {
-                let pointer = crate::stdio::printable(&p.pointer()).into_owned();
+                let pointer = crate::text::printable(&p.pointer()).into_owned();
                 serde_json::json!({"parameter": pointer, "access": p.access.to_string()})
             })
             .collect();
@@ -163,7 +158,7 @@ impl Walk<'_> {
         route: Option<Vec<Step>>,
         depth: usize,
     ) {
-        if depth > MAX_DEPTH {
+        if depth > MAX_ANNOTATION_DEPTH {
             return;
         }
         let top = pointer.is_empty();
@@ -207,7 +202,7 @@ impl Walk<'_> {
     fn value(&mut self, value: &Value, pointer: &str, route: Option<Vec<Step>>, depth: usize) {
         match value {
             Value::Object(map) => self.object(map, pointer, route, depth),
-            Value::Array(items) if depth <= MAX_DEPTH => {
+            Value::Array(items) if depth <= MAX_ANNOTATION_DEPTH => {
                 for (i, item) in items.iter().enumerate() {
                     self.value(item, &format!("{pointer}/{i}"), None, depth + 1);
                 }

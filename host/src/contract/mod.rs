@@ -27,8 +27,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::bindings::lingxi::plugin::types as wit;
-use crate::error::CallError;
-use crate::limits::{Deadline, Expired};
+use crate::limits::{MAX_PROBLEM_CHARS, MAX_PROBLEMS};
 
 /// How bad a [`Problem`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +77,7 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = crate::stdio::printable(&self.message);
+        let message = crate::text::printable(&self.message);
         match &self.tool {
             Some(tool) => write!(f, "tool '{}': {message}", schema::quoted(tool, 128)),
             None => f.write_str(&message),
@@ -115,6 +114,16 @@ pub enum ContractError {
         given: String,
         /// The rule it breaks.
         rule: String,
+    },
+    /// Checking the arguments failed inside the host (its checking task
+    /// ended without an answer): the call is refused rather than run
+    /// unchecked.
+    #[error(
+        "checking its arguments failed in the host ({reason}); this is a bug of lingxi-wasm: report it"
+    )]
+    Unchecked {
+        /// What ended the check.
+        reason: String,
     },
     /// The host's approval callback said no.
     #[error("the host did not approve it")]
@@ -223,52 +232,16 @@ impl ToolContract {
         })
     }
 
-    /// [`ToolContract::check`] within `deadline`, off the async thread when
-    /// it reads the filesystem; `call` names the call in errors.
-    pub(crate) async fn check_within(
-        self: &Arc<Self>,
-        arguments: &str,
-        roots: impl FnOnce() -> Roots,
-        validate: bool,
-        deadline: Deadline,
-        call: impl Fn() -> String,
-    ) -> Result<Checked, CallError> {
-        let refused = |reason| CallError::Refused {
-            call: call(),
-            reason,
-        };
-        // Matching patterns is linear, but in the pattern's size times the
-        // text's: large arguments against a schema with patterns, like path
-        // parameters, are checked off this thread, within the deadline.
+    /// Whether checking `arguments` may take long: it reads the filesystem
+    /// (path parameters), or matches patterns against large arguments
+    /// (linear, but in the pattern's size times the text's). Such a check
+    /// runs off the async thread, within the call's deadline.
+    pub(crate) fn is_heavy(&self, arguments: &str) -> bool {
         let long = arguments.len() > HEAVY_ARGUMENTS;
-        let heavy = long && (self.patterns > 0 || arguments.len() > 64 * HEAVY_ARGUMENTS);
-        if self.annotations.paths.is_empty() && !heavy {
-            return self
-                .check(arguments, &Roots::default(), validate)
-                .map_err(refused);
-        }
-        let (contract, arguments, roots) = (self.clone(), arguments.to_owned(), roots());
-        let checking =
-            tokio::task::spawn_blocking(move || contract.check(&arguments, &roots, validate));
-        match deadline.run(checking).await {
-            Ok(Ok(checked)) => checked.map_err(refused),
-            Ok(Err(e)) => Err(CallError::Instantiate {
-                plugin: call(),
-                reason: format!("checking its path parameters failed: {e}"),
-            }),
-            Err(Expired) => Err(CallError::Timeout {
-                call: format!("{} (checking its path parameters)", call()),
-                limit: deadline.budget(),
-            }),
-        }
+        !self.annotations.paths.is_empty()
+            || (long && (self.patterns > 0 || arguments.len() > 64 * HEAVY_ARGUMENTS))
     }
 }
-
-/// Most problems kept for one handshake, and longest message, in
-/// characters: a plugin decides how many there are and what they quote,
-/// and they end up in logs and error texts.
-const MAX_PROBLEMS: usize = 32;
-const MAX_PROBLEM_CHARS: usize = 1000;
 
 /// `problems` cut to [`MAX_PROBLEMS`] (the last one saying how many more
 /// there were), each message cut to [`MAX_PROBLEM_CHARS`].

@@ -10,17 +10,16 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{PatternOptions, ValidationError, Validator};
 use serde_json::Value;
 
-use crate::stdio::printable;
+use crate::limits::{
+    MAX_PATTERN_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_PATTERNS, MAX_SCHEMA_TOTAL_BYTES,
+};
+use crate::text::printable;
 
 /// Most failures one message lists.
 const MAX_LISTED: usize = 8;
 
 /// Longest value or pattern quoted in a message, in characters.
 const MAX_QUOTED: usize = 60;
-
-/// Largest compiled size of one `pattern` (the `regex` crate's own cap is
-/// 10 MiB; a schema has no use for more than this).
-const MAX_PATTERN_BYTES: usize = 256 * 1024;
 
 /// What compiling one handshake's schemas may cost: compiling runs on the
 /// host, outside the plugin's memory cap, so a plugin could otherwise make
@@ -30,18 +29,11 @@ pub(crate) struct Budget {
     patterns: usize,
 }
 
-/// Largest schema compiled, in bytes of JSON text.
-pub(crate) const MAX_SCHEMA_BYTES: usize = 64 * 1024;
-/// Most schema text compiled for one handshake, in bytes.
-const MAX_TOTAL_BYTES: usize = 1024 * 1024;
-/// Most `pattern` and `patternProperties` entries compiled for one handshake.
-const MAX_PATTERNS: usize = 128;
-
 impl Default for Budget {
     fn default() -> Self {
         Budget {
-            bytes: MAX_TOTAL_BYTES,
-            patterns: MAX_PATTERNS,
+            bytes: MAX_SCHEMA_TOTAL_BYTES,
+            patterns: MAX_SCHEMA_PATTERNS,
         }
     }
 }
@@ -58,7 +50,7 @@ impl Budget {
         let patterns = patterns(schema, 0);
         if text > self.bytes || patterns > self.patterns {
             return Err(format!(
-                "the plugin's schemas together exceed what this host compiles ({MAX_TOTAL_BYTES} bytes and {MAX_PATTERNS} patterns in all); make them smaller"
+                "the plugin's schemas together exceed what this host compiles ({MAX_SCHEMA_TOTAL_BYTES} bytes and {MAX_SCHEMA_PATTERNS} patterns in all); make them smaller"
             ));
         }
         self.bytes -= text;
@@ -297,7 +289,7 @@ mod tests {
         let mut budget = Budget::default();
         let one = json!({"properties": {"a": {"pattern": "^a$"}}, "patternProperties": {"^x": {}}});
         assert_eq!(patterns(&one, 0), 2);
-        for _ in 0..MAX_PATTERNS / 2 {
+        for _ in 0..MAX_SCHEMA_PATTERNS / 2 {
             budget.take(100, &one).unwrap();
         }
         let error = budget.take(100, &one).unwrap_err();

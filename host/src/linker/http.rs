@@ -11,6 +11,7 @@ use std::sync::Arc;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use crate::policy::NetGuard;
+use crate::policy::wording::{Setting, worded};
 use crate::state::HostState;
 
 /// The HTTP side of one instance: the allow-list it is judged by.
@@ -56,7 +57,8 @@ impl Gate {
             None => {
                 tracing::warn!(
                     plugin = %self.plugin,
-                    "HTTP request to {authority} denied: the plugin does not have networkAccess (it must declare it, and the user grant it with --grant networkAccess)",
+                    "HTTP request to {authority} denied: the plugin does not have networkAccess (it must declare it, and the user grant it with {})",
+                    worded(Setting::Grant, "networkAccess"),
                 );
                 false
             }

@@ -142,9 +142,55 @@ const OFFERED: [(&str, Add); 29] = [
     }),
 ];
 
-/// Whether the host offers WASI interface `bare` (a name without version).
-pub(crate) fn offers(bare: &str) -> bool {
-    OFFERED.iter().any(|(name, _)| *name == bare)
+/// The LingXi interfaces every linker holds.
+const LINGXI_IMPORTS: [&str; 3] = [
+    "lingxi:plugin/types@0.1.0",
+    "lingxi:plugin/host-info@0.1.0",
+    "lingxi:plugin/logging@0.1.0",
+];
+
+/// Whether this host links `import`: a WASI interface of [`OFFERED`], at
+/// any 0.2 version, or a LingXi import. `check`, the loader and its error
+/// all ask this table.
+pub fn provided(import: &str) -> bool {
+    match import.split_once('@') {
+        Some((bare, version)) if bare.starts_with("wasi:") => {
+            version.starts_with("0.2.") && OFFERED.iter().any(|(name, _)| *name == bare)
+        }
+        _ => LINGXI_IMPORTS.contains(&import),
+    }
+}
+
+/// The names among `imports` that this host does not link.
+pub(crate) fn unprovided<'a>(imports: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    imports.filter(|name| !provided(name)).collect()
+}
+
+/// What the host provides, in words, from the table: "WASI 0.2 cli,
+/// clocks, … and outgoing http, and the lingxi:plugin 0.1.0 imports".
+pub(crate) fn provided_in_words() -> String {
+    let mut packages: Vec<&str> = OFFERED
+        .iter()
+        .filter_map(|(name, _)| name.strip_prefix("wasi:")?.split_once('/'))
+        .map(|(package, _)| package)
+        .filter(|package| *package != "http")
+        .collect();
+    packages.sort_unstable();
+    packages.dedup();
+    let http = OFFERED
+        .iter()
+        .any(|(name, _)| *name == "wasi:http/outgoing-handler");
+    let wasi = match (packages.split_last(), http) {
+        (Some((last, rest)), false) => format!("{} and {last}", rest.join(", ")),
+        _ => format!("{} and outgoing http", packages.join(", ")),
+    };
+    let lingxi = LINGXI_IMPORTS[0]
+        .split_once('/')
+        .zip(LINGXI_IMPORTS[0].split_once('@'))
+        .map_or(String::new(), |((package, _), (_, version))| {
+            format!("{package} {version}")
+        });
+    format!("WASI 0.2 {wasi}, and the {lingxi} imports")
 }
 
 /// The interfaces `component` imports, among those [`OFFERED`].

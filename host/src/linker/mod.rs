@@ -13,5 +13,6 @@ mod wasi;
 pub(crate) mod writes;
 
 pub(crate) use http::HttpGate;
-pub(crate) use imports::{Linkers, imported, offers};
+pub use imports::provided;
+pub(crate) use imports::{Linkers, imported, provided_in_words, unprovided};
 pub(crate) use wasi::{apply, perms};

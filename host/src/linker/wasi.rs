@@ -10,6 +10,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::bindings::lingxi::plugin::types::Capability;
+use crate::policy::wording::Setting;
 use crate::policy::{Access, Grant, NetGuard, Policy};
 
 /// Turns the decision into WASI grants on a context that starts out
@@ -29,12 +30,24 @@ pub(crate) fn apply(
     }
     if policy.workspace_access().map(perms).is_some() {
         for dir in &grant.allow_read {
-            mount(wasi, plugin_id, "--allow-read", dir, FsPerms::ReadOnly);
+            mount(
+                wasi,
+                plugin_id,
+                &Setting::AllowRead.to_string(),
+                dir,
+                FsPerms::ReadOnly,
+            );
         }
     }
     if policy.allows(Capability::ProjectWrite) {
         for dir in &grant.allow_write {
-            mount(wasi, plugin_id, "--allow-write", dir, FsPerms::ReadWrite);
+            mount(
+                wasi,
+                plugin_id,
+                &Setting::AllowWrite.to_string(),
+                dir,
+                FsPerms::ReadWrite,
+            );
         }
     }
     for (key, value) in &grant.env {

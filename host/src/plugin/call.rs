@@ -9,7 +9,7 @@ use wasmtime::Store;
 use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::state::HostState;
-use crate::stdio::shown_name;
+use crate::text::shown_name;
 
 /// A call into the guest, borrowing its arguments.
 pub(super) enum Call<'a> {

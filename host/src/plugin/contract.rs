@@ -7,9 +7,9 @@ use std::sync::Arc;
 use super::PluginHost;
 use super::call::Call;
 use crate::bindings::lingxi::plugin::types as wit;
-use crate::contract::{Contracts, Roots};
+use crate::contract::{Checked, ContractError, Contracts, Roots, ToolContract};
 use crate::error::CallError;
-use crate::limits::Deadline;
+use crate::limits::{Deadline, Expired};
 
 impl PluginHost {
     /// Whether tool arguments are validated against their tool's
@@ -60,9 +60,6 @@ impl PluginHost {
                 core_version: None,
             };
             self.initialize_by(request, deadline).await?;
-            for problem in self.contracts.iter().flat_map(|c| c.problems()) {
-                tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{problem}");
-            }
         }
         let contracts = self.contracts.as_ref();
         let Some(tool) = contracts.and_then(|c| c.tool(&call.tool_name)).cloned() else {
@@ -70,15 +67,15 @@ impl PluginHost {
         };
         let tool_limit = tool.annotations().timeout;
         let label = || Call::Tool(call).to_string();
-        let checked = tool
-            .check_within(
-                &call.arguments,
-                || self.roots(),
-                self.validate,
-                deadline,
-                label,
-            )
-            .await?;
+        let checked = check_within(
+            &tool,
+            &call.arguments,
+            || self.roots(),
+            self.validate,
+            deadline,
+            label,
+        )
+        .await?;
         match checked.arguments {
             Some(arguments) => {
                 let call = wit::ToolCall {
@@ -89,5 +86,39 @@ impl PluginHost {
             }
             None => self.call_tool_by_ref(call, deadline, tool_limit).await,
         }
+    }
+}
+
+/// [`ToolContract::check`] within `deadline`, off the async thread when it
+/// is heavy ([`ToolContract::is_heavy`]); `call` names the call in errors.
+pub(crate) async fn check_within(
+    contract: &Arc<ToolContract>,
+    arguments: &str,
+    roots: impl FnOnce() -> Roots,
+    validate: bool,
+    deadline: Deadline,
+    call: impl Fn() -> String,
+) -> Result<Checked, CallError> {
+    let refused = |reason| CallError::Refused {
+        call: call(),
+        reason,
+    };
+    if !contract.is_heavy(arguments) {
+        return contract
+            .check(arguments, &Roots::default(), validate)
+            .map_err(refused);
+    }
+    let (contract, arguments, roots) = (contract.clone(), arguments.to_owned(), roots());
+    let checking =
+        tokio::task::spawn_blocking(move || contract.check(&arguments, &roots, validate));
+    match deadline.run(checking).await {
+        Ok(Ok(checked)) => checked.map_err(refused),
+        Ok(Err(e)) => Err(refused(ContractError::Unchecked {
+            reason: e.to_string(),
+        })),
+        Err(Expired) => Err(CallError::Timeout {
+            call: format!("{} (checking its path parameters)", call()),
+            limit: deadline.budget(),
+        }),
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::PluginHost;
 use super::call::{Call, Reply};
+use super::recovery::classify;
 use crate::error::CallError;
 use crate::limits::{Deadline, cap_text};
 use crate::observe::Ending;
@@ -32,13 +33,8 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<(), CallError> {
-        if let Some(reason) = &self.disabled {
-            return Err(CallError::Disabled {
-                plugin: self.manifest().id.clone(),
-                traps: self.limits.max_traps,
-                window_secs: self.limits.trap_window.as_secs(),
-                last: reason.clone(),
-            });
+        if let Some(refusal) = self.breaker.refusal(&self.manifest().id, &self.limits) {
+            return Err(refusal);
         }
         if self.live.as_ref().is_some_and(|live| live.in_call) {
             tracing::info!(
@@ -151,7 +147,7 @@ impl PluginHost {
                     self.limits.max_result_bytes,
                 )));
             }
-            Ok(Err(trap)) => self.classify(call, trap),
+            Ok(Err(trap)) => classify(call, trap, &self.limits),
             Err(_elapsed) => CallError::Timeout {
                 call: call.to_string(),
                 limit: deadline.budget(),
@@ -172,7 +168,7 @@ impl PluginHost {
         let callers_budget = matches!(error, CallError::Timeout { .. })
             && deadline.budget() < self.limits.call_timeout;
         if !callers_budget {
-            self.count_trap(&error);
+            self.breaker.count(&error, &self.limits, &self.origin);
         }
         Err(error)
     }

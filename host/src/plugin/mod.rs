@@ -10,6 +10,7 @@
 
 mod call;
 mod contract;
+pub(crate) use contract::check_within;
 mod guard;
 mod handshake;
 mod instance;
@@ -17,12 +18,12 @@ mod recovery;
 
 use call::{Call, Reply};
 use handshake::{handshake_size, manifest_differences};
+use recovery::Breaker;
 
-use std::collections::VecDeque;
 use std::fmt::Display;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::Store;
 
@@ -33,6 +34,7 @@ use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::{Deadline, Limits, OutputBudget};
 use crate::observe::{Counters, LogSink, Origin, Stats};
+use crate::options::CallOptions;
 use crate::policy::{Grant, Policy};
 use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
@@ -68,10 +70,8 @@ pub struct PluginHost {
     /// The last successful `plugin.initialize` request: replayed on every
     /// fresh instance so a restarted plugin is active again.
     initialized_with: Option<wit::InitializeRequest>,
-    /// When the recent traps happened, oldest first.
-    traps: VecDeque<Instant>,
-    /// Set once the plugin trapped too often: every later call fails with it.
-    disabled: Option<String>,
+    /// The crash breaker: recent traps, and why the plugin is disabled.
+    breaker: Breaker,
     /// The plugin's persistent data directory, if it has storage.
     data: Option<DataDir>,
     /// Whose lines the guest's output and logs are, and where they go.
@@ -126,8 +126,7 @@ impl PluginHost {
             snapshot: None,
             live: None,
             initialized_with: None,
-            traps: VecDeque::new(),
-            disabled: None,
+            breaker: Breaker::default(),
             data,
             origin,
             counters,
@@ -145,21 +144,6 @@ impl PluginHost {
     /// Whether its last `plugin.initialize` succeeded (restarts replay it).
     pub(crate) fn is_initialized(&self) -> bool {
         self.initialized_with.is_some()
-    }
-
-    /// The component it runs.
-    pub(crate) fn component(&self) -> &PluginComponent {
-        &self.component
-    }
-
-    /// Its counters, to share with other instances of the plugin.
-    pub(crate) fn counters(&self) -> Arc<Counters> {
-        self.counters.clone()
-    }
-
-    /// Where its lines go besides `tracing`.
-    pub(crate) fn log_sink(&self) -> Option<LogSink> {
-        self.origin.sink.clone()
     }
 
     /// Calls, errors, traps and time so far.
@@ -249,29 +233,31 @@ impl PluginHost {
         self.initialized_with = Some(request);
         let known = self.contracts.as_ref();
         if known.is_none_or(|c| !c.compiled_from(&handshake.tools)) {
-            self.contracts = Some(Arc::new(Contracts::compile(&handshake)));
+            // New contracts (the first handshake, or one that changed): what
+            // is wrong with them is said once; the handshake is passed on as
+            // it is.
+            let contracts = Contracts::compile(&handshake);
+            for problem in contracts.problems() {
+                tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{problem}");
+            }
+            self.contracts = Some(Arc::new(contracts));
         }
         Ok(*handshake)
     }
 
-    /// `tool.execute`.
-    pub async fn execute_tool(&mut self, call: wit::ToolCall) -> Result<String, CallError> {
-        self.execute_tool_within(call, self.limits.call_timeout)
-            .await
-    }
-
-    /// `tool.execute` with its own deadline instead of [`Limits::call_timeout`].
-    /// The tool's contract applies (see [`crate::contract`]): its arguments
-    /// are validated and its path parameters resolved before the plugin is
-    /// called, and its own timeout shortens the deadline. Approval is not
-    /// asked here: the caller is the host.
-    pub async fn execute_tool_within(
+    /// `tool.execute`, within the options' deadline (by default the
+    /// plugin's [`Limits::call_timeout`]). The tool's contract applies (see
+    /// [`crate::contract`]): its arguments are validated and its path
+    /// parameters resolved before the plugin is called, and its own timeout
+    /// shortens the deadline. Approval is not asked here: the caller is the
+    /// host.
+    pub async fn execute_tool(
         &mut self,
         call: wit::ToolCall,
-        timeout: Duration,
+        options: CallOptions,
     ) -> Result<String, CallError> {
-        self.call_tool_checked(&call, Deadline::after(timeout))
-            .await
+        let deadline = options.deadline(&self.limits);
+        self.call_tool_checked(&call, deadline).await
     }
 
     /// `tool.execute` of a call the caller keeps (and reuses), within a
@@ -304,23 +290,14 @@ impl PluginHost {
         Ok(output)
     }
 
-    /// `command.execute`.
+    /// `command.execute`, within the options' deadline.
     pub async fn execute_command(
         &mut self,
         call: wit::CommandCall,
+        options: CallOptions,
     ) -> Result<wit::CommandResult, CallError> {
-        self.execute_command_within(call, self.limits.call_timeout)
-            .await
-    }
-
-    /// `command.execute` with its own deadline.
-    pub async fn execute_command_within(
-        &mut self,
-        call: wit::CommandCall,
-        timeout: Duration,
-    ) -> Result<wit::CommandResult, CallError> {
-        self.execute_command_by(call, Deadline::after(timeout))
-            .await
+        let deadline = options.deadline(&self.limits);
+        self.execute_command_by(call, deadline).await
     }
 
     /// `command.execute` within a deadline the caller started.
@@ -344,19 +321,14 @@ impl PluginHost {
         Ok(result)
     }
 
-    /// `hook.emit`.
-    pub async fn emit_hook(&mut self, payload: wit::HookPayload) -> Result<(), CallError> {
-        self.emit_hook_within(payload, self.limits.call_timeout)
-            .await
-    }
-
-    /// `hook.emit` with its own deadline.
-    pub async fn emit_hook_within(
+    /// `hook.emit`, within the options' deadline.
+    pub async fn emit_hook(
         &mut self,
         payload: wit::HookPayload,
-        timeout: Duration,
+        options: CallOptions,
     ) -> Result<(), CallError> {
-        self.emit_hook_by(payload, Deadline::after(timeout)).await
+        let deadline = options.deadline(&self.limits);
+        self.emit_hook_by(payload, deadline).await
     }
 
     /// `hook.emit` within a deadline the caller started.
@@ -393,7 +365,7 @@ impl PluginHost {
 
     /// Whether the plugin was disabled after repeated traps, and why.
     pub fn disabled(&self) -> Option<&str> {
-        self.disabled.as_deref()
+        self.breaker.disabled()
     }
 
     fn check_size(&self, label: &dyn Display, size: usize) -> Result<(), CallError> {

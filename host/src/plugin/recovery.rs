@@ -1,75 +1,104 @@
 //! What a failed call was (deadline, memory, output flood, exit, crash),
 //! and the breaker that disables a plugin that keeps crashing.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use wasmtime::Trap;
 
-use super::PluginHost;
 use crate::error::CallError;
-use crate::limits::{MemoryLimit, OutputFlood};
+use crate::limits::{Limits, MemoryLimit, OutputFlood};
+use crate::observe::Origin;
 
-impl PluginHost {
+/// The crash breaker of one plugin host: the recent traps, and why the
+/// plugin is disabled once [`Limits::max_traps`] of them fall within
+/// [`Limits::trap_window`].
+#[derive(Debug, Default)]
+pub(super) struct Breaker {
+    /// When the recent traps happened, oldest first.
+    traps: VecDeque<Instant>,
+    /// Set once the plugin trapped too often: every later call fails with it.
+    disabled: Option<String>,
+}
+
+impl Breaker {
+    /// Why the plugin is disabled, if it is.
+    pub(super) fn disabled(&self) -> Option<&str> {
+        self.disabled.as_deref()
+    }
+
+    /// The error every call gets once the plugin is disabled.
+    pub(super) fn refusal(&self, plugin: &str, limits: &Limits) -> Option<CallError> {
+        Some(CallError::Disabled {
+            plugin: plugin.to_owned(),
+            traps: limits.max_traps,
+            window_secs: limits.trap_window.as_secs(),
+            last: self.disabled.clone()?,
+        })
+    }
+
     /// Records a trap; disables the plugin once too many fall in the window.
-    pub(super) fn count_trap(&mut self, error: &CallError) {
+    pub(super) fn count(&mut self, error: &CallError, limits: &Limits, origin: &Origin) {
         let now = Instant::now();
         self.traps.push_back(now);
         while self
             .traps
             .front()
-            .is_some_and(|t| now.duration_since(*t) > self.limits.trap_window)
+            .is_some_and(|t| now.duration_since(*t) > limits.trap_window)
         {
             self.traps.pop_front();
         }
-        if self.traps.len() >= self.limits.max_traps {
+        if self.traps.len() >= limits.max_traps {
             tracing::error!(
-                plugin = %self.origin.plugin, session = %self.origin.session,
+                plugin = %origin.plugin, session = %origin.session,
                 "disabled after {} crashes within {} s; fix the plugin and start it again",
                 self.traps.len(),
-                self.limits.trap_window.as_secs()
+                limits.trap_window.as_secs()
             );
             self.disabled = Some(error.to_string());
         }
     }
+}
 
-    pub(super) fn classify(
-        &self,
-        label: &dyn std::fmt::Display,
-        error: wasmtime::Error,
-    ) -> CallError {
-        let call = label.to_string();
-        if let Some(flood) = error.downcast_ref::<OutputFlood>() {
-            return CallError::OutputFlood {
-                call,
-                limit_bytes: flood.limit,
-            };
-        }
-        if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
-            return CallError::Exited {
-                call,
-                status: exit.0,
-            };
-        }
-        if let Some(memory) = error.downcast_ref::<MemoryLimit>() {
-            return CallError::Memory {
-                call,
-                limit_bytes: memory.limit,
-            };
-        }
-        match error.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => CallError::Timeout {
-                call,
-                limit: self.limits.call_timeout,
-            },
-            Some(Trap::AllocationTooLarge) => CallError::Memory {
-                call,
-                limit_bytes: self.limits.max_memory_bytes,
-            },
-            _ => CallError::Trap {
-                call,
-                reason: trap_reason(&error),
-            },
-        }
+/// What a call named `label` that the engine ended with `error` was, under
+/// `limits`.
+pub(super) fn classify(
+    label: &dyn std::fmt::Display,
+    error: wasmtime::Error,
+    limits: &Limits,
+) -> CallError {
+    let call = label.to_string();
+    if let Some(flood) = error.downcast_ref::<OutputFlood>() {
+        return CallError::OutputFlood {
+            call,
+            limit_bytes: flood.limit,
+        };
+    }
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return CallError::Exited {
+            call,
+            status: exit.0,
+        };
+    }
+    if let Some(memory) = error.downcast_ref::<MemoryLimit>() {
+        return CallError::Memory {
+            call,
+            limit_bytes: memory.limit,
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => CallError::Timeout {
+            call,
+            limit: limits.call_timeout,
+        },
+        Some(Trap::AllocationTooLarge) => CallError::Memory {
+            call,
+            limit_bytes: limits.max_memory_bytes,
+        },
+        _ => CallError::Trap {
+            call,
+            reason: trap_reason(&error),
+        },
     }
 }
 

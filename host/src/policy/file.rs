@@ -20,49 +20,92 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::wording::{Setting, worded};
 use super::{Grant, NetRuleError};
 use crate::bindings::lingxi::plugin::types::Capability;
 use crate::limits::Limits;
 
-/// Grant and limit settings as written by the user.
+/// Grant and limit settings as written by the user: the launcher's grant
+/// flags (this struct is their `clap` arguments, with the `cli` feature)
+/// and the keys of a policy file are the same fields, each declared here
+/// once. [`PolicySpec::resolve`] checks them into the [`Grant`] and
+/// [`Limits`] the sandbox uses. The doc comment of each field is also its
+/// flag's help.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct PolicySpec {
-    /// Capability wire names, or `none`; absent grants what is declared.
+    /// Capabilities to grant, as wire names separated by commas
+    /// (projectRead, projectWrite, processExecution, networkAccess), or `none`.
+    /// Repeatable. Default: whatever the plugin's manifest declares.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "CAPS", value_delimiter = ','))]
     pub grant: Option<Vec<String>>,
-    /// Workspace root to mount.
+
+    /// Workspace root to mount for projectRead/projectWrite. Default: the
+    /// `workspace.rootPath` of the host's snapshots.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     pub workspace: Option<PathBuf>,
-    /// Extra read-only directories.
+
+    /// Also mount DIR read-only (needs projectRead or projectWrite). Repeatable.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     #[serde(default)]
     pub allow_read: Vec<PathBuf>,
-    /// Extra read-write directories.
+
+    /// Also mount DIR read-write (needs projectWrite). Repeatable.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     #[serde(default)]
     pub allow_write: Vec<PathBuf>,
-    /// `host:port` rules.
+
+    /// Allow network destinations host:port under networkAccess (e.g.
+    /// api.example.com:443, *.example.com:*, 127.0.0.1:8000-8100). Repeatable.
+    /// Without any, networkAccess reaches every destination.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "HOST:PORT"))]
     #[serde(default)]
     pub allow_net: Vec<String>,
-    /// `KEY` (value taken from the launcher's environment) or `KEY=VALUE`.
+
+    /// Pass an environment variable: KEY (its value at start) or KEY=VALUE.
+    /// Repeatable. The plugin sees no other variable.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "KEY[=VALUE]"))]
     #[serde(default)]
     pub env: Vec<String>,
-    /// Deadline of one call, in seconds.
+
+    /// Deadline of one call, in seconds [default: 2.5, under LingXi's 3.0 s
+    /// watchdog so the host gets an explanatory error].
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECONDS"))]
     pub timeout: Option<f64>,
-    /// Memory limit of one instance, in MiB.
+
+    /// Memory limit of the plugin instance, in MiB [default: 256].
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MIB"))]
     pub max_memory: Option<usize>,
-    /// Root of the per-plugin data directories [default: LingXi's
-    /// `~/.lingxiagent/plugin-data`].
+
+    /// Root of the per-plugin data directories; the plugin gets
+    /// `<DIR>/<plugin id>/`, mounted read-write at /lingxi/data
+    /// [default: ~/.lingxiagent/plugin-data].
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "DIR", conflicts_with = "no_storage")
+    )]
     pub data_root: Option<PathBuf>,
+
     /// Give the plugin no persistent storage.
+    #[cfg_attr(feature = "cli", arg(long))]
     #[serde(default)]
     pub no_storage: bool,
-    /// Size quota of the plugin's data directory, in MiB.
+
+    /// Size quota of the plugin's data directory, in MiB [default: 64].
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MIB"))]
     pub storage_quota: Option<u64>,
-    /// Do not validate tool arguments against their schemas
-    /// ([`PluginHost::set_validation`](crate::PluginHost::set_validation)).
+
+    /// Do not validate tool arguments against the tool's inputSchema (for
+    /// plugins whose schemas are known to be wrong). Path parameters and
+    /// per-tool timeouts still apply.
+    #[cfg_attr(feature = "cli", arg(long))]
     #[serde(default)]
     pub no_validate: bool,
 }
 
-/// A policy that cannot be used.
+/// A policy that cannot be used. Each error names the setting it is about
+/// as data; its text words it in the process's words ([`super::wording`]).
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     /// The policy file could not be read.
@@ -83,14 +126,15 @@ pub enum PolicyError {
     },
     /// An unknown capability name.
     #[error(
-        "--grant {0}: unknown capability; use projectRead, projectWrite, processExecution, networkAccess or none"
+        "{}: unknown capability; use projectRead, projectWrite, processExecution, networkAccess or none",
+        worded(Setting::Grant, .0)
     )]
     Capability(String),
     /// A directory that does not exist or cannot be resolved.
-    #[error("{flag} {}: {source}; give an existing directory", path.display())]
+    #[error("{}: {source}; give an existing directory", worded(*setting, path.display()))]
     Directory {
-        /// The flag or key.
-        flag: &'static str,
+        /// The setting.
+        setting: Setting,
         /// The directory.
         path: PathBuf,
         /// Why it cannot be used.
@@ -100,12 +144,12 @@ pub enum PolicyError {
     /// the launcher happens to run in (a LingXi host starts plugins in the
     /// plugin's own folder).
     #[error(
-        "{flag} {}: directories in a policy must be absolute paths (a relative one would depend on the folder the plugin is started in); write it from /",
-        path.display()
+        "{}: directories in a policy must be absolute paths (a relative one would depend on the folder the plugin is started in); write it from /",
+        worded(*setting, path.display())
     )]
     Relative {
-        /// The flag or key.
-        flag: &'static str,
+        /// The setting.
+        setting: Setting,
         /// The directory as given.
         path: PathBuf,
     },
@@ -114,15 +158,25 @@ pub enum PolicyError {
     Net(#[from] NetRuleError),
     /// `none` given together with capabilities.
     #[error(
-        "--grant {0}: `none` cannot be combined with capabilities; give either none or the capabilities to grant"
+        "{}: `none` cannot be combined with capabilities; give either none or the capabilities to grant",
+        worded(Setting::Grant, .0)
     )]
     Contradiction(String),
     /// A bad environment entry.
-    #[error("--env {0}: write KEY or KEY=VALUE with a non-empty KEY")]
+    #[error("{}: write KEY or KEY=VALUE with a non-empty KEY", worded(Setting::Env, .0))]
     Env(String),
-    /// A bad limit.
-    #[error("{0}")]
-    Limit(String),
+    /// A limit out of its range.
+    #[error("{}: {expected}{}", worded(*setting, value), example.map(|e| format!(", e.g. {}", worded(*setting, e))).unwrap_or_default())]
+    Limit {
+        /// The setting.
+        setting: Setting,
+        /// The value given.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+        /// A good value.
+        example: Option<&'static str>,
+    },
 }
 
 impl PolicySpec {
@@ -142,6 +196,32 @@ impl PolicySpec {
             path: path.to_owned(),
             message: e.to_string(),
         })
+    }
+
+    /// The same settings with every directory made absolute against the
+    /// current directory (for flags; a policy file's must be absolute).
+    pub fn with_absolute_paths(mut self) -> Result<PolicySpec, PolicyError> {
+        fn absolute(setting: Setting, path: &mut PathBuf) -> Result<(), PolicyError> {
+            *path = std::path::absolute(&*path).map_err(|source| PolicyError::Directory {
+                setting,
+                path: path.clone(),
+                source,
+            })?;
+            Ok(())
+        }
+        if let Some(dir) = &mut self.workspace {
+            absolute(Setting::Workspace, dir)?;
+        }
+        for dir in &mut self.allow_read {
+            absolute(Setting::AllowRead, dir)?;
+        }
+        for dir in &mut self.allow_write {
+            absolute(Setting::AllowWrite, dir)?;
+        }
+        if let Some(dir) = &mut self.data_root {
+            absolute(Setting::DataRoot, dir)?;
+        }
+        Ok(self)
     }
 
     /// Lays `over` on top of `self`: its scalars win, its lists are added.
@@ -171,15 +251,15 @@ impl PolicySpec {
             None => None,
             Some(names) => Some(parse_capabilities(names)?),
         };
-        let dir = |flag, path: &PathBuf| {
+        let dir = |setting, path: &PathBuf| {
             if !path.is_absolute() {
                 return Err(PolicyError::Relative {
-                    flag,
+                    setting,
                     path: path.clone(),
                 });
             }
             dunce::canonicalize(path).map_err(|source| PolicyError::Directory {
-                flag,
+                setting,
                 path: path.clone(),
                 source,
             })
@@ -189,17 +269,17 @@ impl PolicySpec {
             workspace: self
                 .workspace
                 .as_ref()
-                .map(|p| dir("--workspace", p))
+                .map(|p| dir(Setting::Workspace, p))
                 .transpose()?,
             allow_read: self
                 .allow_read
                 .iter()
-                .map(|p| dir("--allow-read", p))
+                .map(|p| dir(Setting::AllowRead, p))
                 .collect::<Result<_, _>>()?,
             allow_write: self
                 .allow_write
                 .iter()
-                .map(|p| dir("--allow-write", p))
+                .map(|p| dir(Setting::AllowWrite, p))
                 .collect::<Result<_, _>>()?,
             allow_net: self
                 .allow_net
@@ -220,26 +300,33 @@ impl PolicySpec {
             limits.call_timeout = Duration::try_from_secs_f64(seconds)
                 .ok()
                 .filter(|t| !t.is_zero() && *t <= Duration::from_secs(3600))
-                .ok_or_else(|| {
-                    PolicyError::Limit(format!(
-                        "--timeout {seconds}: give a number of seconds above 0 and at most 3600, e.g. --timeout 2.5"
-                    ))
+                .ok_or_else(|| PolicyError::Limit {
+                    setting: Setting::Timeout,
+                    value: seconds.to_string(),
+                    expected: "give a number of seconds above 0 and at most 3600",
+                    example: Some("2.5"),
                 })?;
         }
         if let Some(mib) = self.max_memory {
             limits.max_memory_bytes = mib
                 .checked_mul(1024 * 1024)
                 .filter(|b| *b >= 1024 * 1024)
-                .ok_or_else(|| {
-                    PolicyError::Limit(format!(
-                        "--max-memory {mib}: give a number of MiB from 1, e.g. --max-memory 256"
-                    ))
+                .ok_or_else(|| PolicyError::Limit {
+                    setting: Setting::MaxMemory,
+                    value: mib.to_string(),
+                    expected: "give a number of MiB from 1",
+                    example: Some("256"),
                 })?;
         }
         if let Some(mib) = self.storage_quota {
-            limits.max_storage_bytes = mib
-                .checked_mul(1024 * 1024)
-                .ok_or_else(|| PolicyError::Limit(format!("--storage-quota {mib}: too large")))?;
+            limits.max_storage_bytes =
+                mib.checked_mul(1024 * 1024)
+                    .ok_or_else(|| PolicyError::Limit {
+                        setting: Setting::StorageQuota,
+                        value: mib.to_string(),
+                        expected: "too large",
+                        example: None,
+                    })?;
         }
         Ok((grant, limits))
     }
@@ -248,10 +335,10 @@ impl PolicySpec {
 /// The data root: absolute, canonical if it exists (it is created on first
 /// use), and without `..` if it does not.
 fn data_root(root: &Path) -> Result<PathBuf, PolicyError> {
-    let flag = "--data-root";
+    let setting = Setting::DataRoot;
     if !root.is_absolute() {
         return Err(PolicyError::Relative {
-            flag,
+            setting,
             path: root.to_owned(),
         });
     }
@@ -265,7 +352,7 @@ fn data_root(root: &Path) -> Result<PathBuf, PolicyError> {
             Ok(root.to_owned())
         }
         Err(source) => Err(PolicyError::Directory {
-            flag,
+            setting,
             path: root.to_owned(),
             source,
         }),
@@ -309,7 +396,8 @@ fn parse_env(
         match value.or_else(|| lookup_env(key)) {
             Some(value) => env.push((key.to_owned(), value)),
             None => tracing::warn!(
-                "--env {key}: not set in the launcher's environment; the plugin will not see it"
+                "{}: not set in the launcher's environment; the plugin will not see it",
+                worded(Setting::Env, key)
             ),
         }
     }

@@ -8,11 +8,13 @@
 
 pub mod file;
 pub mod net;
+pub mod wording;
 
 use std::path::PathBuf;
 
 pub(crate) use self::net::NetGuard;
 pub use self::net::{NetRule, NetRuleError};
+use self::wording::{Setting, worded};
 use crate::bindings::lingxi::plugin::types::Capability;
 
 /// What the user allows, before it meets the manifest.
@@ -127,23 +129,24 @@ impl Policy {
     }
 
     /// One line per difference between what the plugin declares and what it
-    /// gets, each naming the flag that would change it. Empty when they agree.
+    /// gets, each naming the setting that would change it (in the process's
+    /// [`wording`]). Empty when they agree.
     pub fn differences(&self) -> Vec<String> {
         let mut lines: Vec<String> = self
             .withheld()
             .into_iter()
             .map(|c| {
                 format!(
-                    "declares {} but it is not granted (grant it with --grant {})",
+                    "declares {} but it is not granted (grant it with {})",
                     c.wire_name(),
-                    c.wire_name()
+                    worded(Setting::Grant, c.wire_name())
                 )
             })
             .collect();
         for c in self.undeclared_grants() {
             lines.push(format!(
-                "--grant {} ignored: the plugin does not declare it",
-                c.wire_name()
+                "{} ignored: the plugin does not declare it",
+                worded(Setting::Grant, c.wire_name())
             ));
         }
         if self.declared.contains(&Capability::ProcessExecution) {
@@ -159,15 +162,22 @@ impl Policy {
     pub fn report(&self, grant: &Grant) -> Vec<String> {
         let mut lines = self.differences();
         if !grant.allow_read.is_empty() && self.workspace_access().is_none() {
-            lines.push(
-                "--allow-read ignored: the plugin does not have projectRead or projectWrite".into(),
-            );
+            lines.push(format!(
+                "{} ignored: the plugin does not have projectRead or projectWrite",
+                Setting::AllowRead
+            ));
         }
         if !grant.allow_write.is_empty() && !self.allows(Capability::ProjectWrite) {
-            lines.push("--allow-write ignored: the plugin does not have projectWrite".into());
+            lines.push(format!(
+                "{} ignored: the plugin does not have projectWrite",
+                Setting::AllowWrite
+            ));
         }
         if !grant.allow_net.is_empty() && !self.allows(Capability::NetworkAccess) {
-            lines.push("--allow-net ignored: the plugin does not have networkAccess".into());
+            lines.push(format!(
+                "{} ignored: the plugin does not have networkAccess",
+                Setting::AllowNet
+            ));
         }
         lines
     }
@@ -221,12 +231,16 @@ mod tests {
     }
 
     #[test]
-    fn differences_name_the_flag() {
+    fn differences_name_the_setting() {
+        // In the library's own words (the launcher's flags are tested there).
         let p = Policy::decide(&[ProjectRead], &grant(Some(vec![NetworkAccess])));
         let lines = p.differences();
-        assert!(lines[0].contains("--grant projectRead"), "{lines:?}");
         assert!(
-            lines[1].contains("--grant networkAccess ignored"),
+            lines[0].contains(r#"grant it with grant = ["projectRead"]"#),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains(r#"grant = ["networkAccess"] ignored"#),
             "{lines:?}"
         );
     }

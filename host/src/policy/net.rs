@@ -1,4 +1,5 @@
-//! The network allow-list (`--allow-net host:port`), and how it is enforced.
+//! The network allow-list (the `allow-net` setting, `host:port` rules), and
+//! how it is enforced.
 //!
 //! Rules are `host:port`, like Spin's: host is `*` (any), `*.example.com`
 //! (any subdomain), a name, or an IP literal (`[::1]` for IPv6); port is `*`,
@@ -11,13 +12,16 @@
 //! - every socket address the guest binds, connects or sends to is checked:
 //!   an IP literal rule, a `*` rule, or an address resolved from an allowed
 //!   name, with a matching port. Anything else is refused (the guest sees
-//!   `access-denied`) and logged with the flag that would allow it.
+//!   `access-denied`) and logged with the setting that would allow it.
 
 use std::collections::HashSet;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
+
+use super::wording::{Setting, worded};
+use crate::limits::{MAX_LOGGED_DENIALS, MAX_LOGGED_HOST};
 
 /// The host part of a rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +44,8 @@ pub struct NetRule {
 /// A rule that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "--allow-net {input}: {reason}; write host:port, e.g. api.example.com:443, *.example.com:*, 127.0.0.1:8080, [::1]:8000-8100 or *:443"
+    "{}: {reason}; write host:port, e.g. api.example.com:443, *.example.com:*, 127.0.0.1:8080, [::1]:8000-8100 or *:443",
+    worded(Setting::AllowNet, input)
 )]
 pub struct NetRuleError {
     input: String,
@@ -159,13 +164,14 @@ fn normalize_host(name: &str) -> String {
     }
 }
 
-/// What a denial says would allow `name` on `port`: the `--allow-net` rule
+/// What a denial says would allow `name` on `port`: the `allow-net` rule
 /// (IPv6 in brackets, as rules are written), or that no rule can.
 fn allow_hint(name: &str, port: &str) -> String {
     if name.len() > MAX_LOGGED_HOST {
         return format!(
-            "a host name of {} bytes is not one any --allow-net rule can allow",
-            name.len()
+            "a host name of {} bytes is not one any {} rule can allow",
+            name.len(),
+            Setting::AllowNet
         );
     }
     let host = match name.parse::<IpAddr>() {
@@ -174,20 +180,20 @@ fn allow_hint(name: &str, port: &str) -> String {
         Err(_) => url::Host::parse(name),
     };
     match host {
-        Ok(url::Host::Domain(domain)) => format!("allow it with --allow-net {domain}:{port}"),
-        Ok(url::Host::Ipv4(ip)) => format!("allow it with --allow-net {ip}:{port}"),
-        Ok(url::Host::Ipv6(ip)) => format!("allow it with --allow-net [{ip}]:{port}"),
-        Err(_) => format!("{name:?} is not a host name any --allow-net rule can allow"),
+        Ok(url::Host::Domain(domain)) => allow(format!("{domain}:{port}")),
+        Ok(url::Host::Ipv4(ip)) => allow(format!("{ip}:{port}")),
+        Ok(url::Host::Ipv6(ip)) => allow(format!("[{ip}]:{port}")),
+        Err(_) => format!(
+            "{name:?} is not a host name any {} rule can allow",
+            Setting::AllowNet
+        ),
     }
 }
 
-/// Longest host name a denial shows; a longer one is cut (a plugin chooses
-/// the names it asks for, and each denial is a line of the host's log).
-const MAX_LOGGED_HOST: usize = 253;
-
-/// Denials of one instance that are logged; later ones are counted, and
-/// said once (a plugin can ask for refused destinations in a loop).
-const MAX_LOGGED_DENIALS: u32 = 32;
+/// "allow it with" the rule, in the process's words.
+fn allow(rule: String) -> String {
+    format!("allow it with {}", worded(Setting::AllowNet, rule))
+}
 
 /// `name` for a log line: at most [`MAX_LOGGED_HOST`] bytes, printable.
 fn shown(name: &str) -> String {
@@ -196,7 +202,7 @@ fn shown(name: &str) -> String {
         end -= 1;
     }
     let cut = if end < name.len() { "…" } else { "" };
-    format!("{}{cut}", crate::stdio::printable(&name[..end]))
+    format!("{}{cut}", crate::text::printable(&name[..end]))
 }
 
 /// The network state of one sandbox: the rules and the addresses resolved
@@ -367,11 +373,11 @@ impl NetGuard {
         if !allowed && self.may_log() {
             tracing::warn!(
                 plugin = %self.plugin_id,
-                "connection to {addr} denied: not in the network allow-list (allow it with --allow-net {})",
-                match addr {
+                "connection to {addr} denied: not in the network allow-list ({})",
+                allow(match addr {
                     SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
                     SocketAddr::V4(a) => a.to_string(),
-                }
+                })
             );
         }
         allowed

@@ -2,17 +2,47 @@
 //! pre-linked component, initialized, kept in step with the session's
 //! snapshot, and the buffers its tool calls reuse.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::MutexGuard;
+use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
 
 use super::Member;
-use super::session::{Context, Slot};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
 use crate::limits::Deadline;
 use crate::observe::Origin;
 use crate::plugin::PluginHost;
+
+/// One plugin's instance in a session, made on first use.
+pub(super) type Slot = AsyncMutex<Option<Instance>>;
+
+/// One plugin's extra instances in a session.
+pub(super) type Spares = Mutex<Vec<Arc<Slot>>>;
+
+/// What a session's instances share.
+pub(super) struct Context {
+    pub(super) id: Arc<str>,
+    pub(super) initialize: wit::InitializeRequest,
+    /// The latest accepted snapshot, shared (not copied) by every instance.
+    pub(super) snapshot: Mutex<Option<Arc<wit::RuntimeSnapshot>>>,
+    /// Counts accepted snapshots: an instance takes the new one only when
+    /// this moved (no lock on the way of a call otherwise).
+    pub(super) snapshot_version: AtomicU64,
+}
+
+impl Context {
+    pub(super) fn snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
+        self.lock_snapshot().clone()
+    }
+
+    pub(super) fn lock_snapshot(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Option<Arc<wit::RuntimeSnapshot>>> {
+        // A poisoned lock only means a panic elsewhere; the value is whole.
+        self.snapshot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// A plugin's instance in a session.
 pub(super) struct Instance {
@@ -24,12 +54,11 @@ pub(super) struct Instance {
 }
 
 impl Instance {
-    /// Whether a call must initialize it first: in a set's session, until
-    /// an `initialize` succeeded (a first call cancelled mid-initialize
-    /// leaves it to the next); never in a single-plugin session, whose
-    /// caller sends `plugin.initialize` itself.
-    fn needs_initialize(&self, context: &Context) -> bool {
-        context.auto_initialize && !self.host.is_initialized()
+    /// Whether a call must initialize it first: until an `initialize`
+    /// succeeded (a first call cancelled mid-initialize leaves it to the
+    /// next).
+    fn needs_initialize(&self) -> bool {
+        !self.host.is_initialized()
     }
 }
 
@@ -41,7 +70,7 @@ pub(super) async fn ready<'a>(
     context: &Context,
 ) -> Result<&'a mut Instance, CallError> {
     let instance = prepared(slot, member, context);
-    if instance.needs_initialize(context) {
+    if instance.needs_initialize() {
         let request = context.initialize.clone();
         if let Err(e) = instance.host.initialize(request).await {
             *slot = None;
@@ -74,7 +103,7 @@ pub(super) async fn locked<'a>(
     };
     if guard
         .as_ref()
-        .is_some_and(|instance| !instance.needs_initialize(context))
+        .is_some_and(|instance| !instance.needs_initialize())
     {
         prepared(&mut guard, member, context);
         return Ok(guard);

@@ -7,16 +7,16 @@
 //! Loading folders is in [`load`], the catalog in [`catalog`], sessions and
 //! calls in [`session`].
 
+mod approval;
 mod catalog;
-mod direct;
 mod instance;
 mod load;
 mod session;
 mod tools;
 
+pub use approval::{ApprovalFuture, Approver, PreparedCall};
 pub use catalog::{Catalog, CatalogCommand, CatalogTool};
 pub use session::{HookOutcome, Session};
-pub use tools::{ApprovalFuture, Approver, PreparedCall};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +26,7 @@ use crate::contract::{Contracts, ProblemKind, Severity};
 use crate::engine::{PluginComponent, Runtime};
 use crate::error::{Clash, SetError};
 use crate::limits::Limits;
+use crate::limits::MAX_NAME;
 use crate::observe::{Counters, LogSink, Origin, Stats};
 use crate::plugin::PluginHost;
 use crate::policy::{Grant, Policy};
@@ -78,7 +79,7 @@ pub(crate) struct Members {
 /// first; a plugin whose names clash, or are not printable, is refused.
 ///
 /// ```no_run
-/// use lingxi_wasm_host::{PluginOptions, PluginSet, Runtime, RuntimeConfig};
+/// use lingxi_wasm_host::{CallOptions, PluginOptions, PluginSet, Runtime, RuntimeConfig};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let mut set = PluginSet::new(Runtime::with_config(RuntimeConfig::pooled(1000))?);
@@ -88,7 +89,7 @@ pub(crate) struct Members {
 ///     }
 /// }
 /// let session = set.session("conversation-1", None)?;
-/// let answer = session.call_tool("probe.echo", r#"{"q":1}"#).await?;
+/// let answer = session.call_tool("probe.echo", r#"{"q":1}"#, CallOptions::default()).await?;
 /// session.close().await;
 /// # Ok(())
 /// # }
@@ -139,23 +140,20 @@ impl PluginOptions {
     }
 }
 
-/// Longest plugin id, tool or command name a set accepts.
-const MAX_NAME: usize = 128;
-
 /// Why the names a plugin registers cannot go into a catalog, if they
 /// cannot: empty or over-long ones, ones with control characters or spaces
 /// (they would forge log lines and break a model's tool list). Names it
 /// registers twice are the contract's (`contract::consistency`).
 fn bad_names(handshake: &wit::Handshake) -> Option<String> {
     let bad = |kind: &str, name: &str| {
-        let shown = crate::stdio::shown_name(name);
+        let shown = crate::text::shown_name(name);
         if name.is_empty() || name.len() > MAX_NAME {
             Some(format!(
                 "its {kind} '{shown}' is empty or longer than {MAX_NAME} bytes"
             ))
         } else if name
             .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || crate::stdio::invisible(c))
+            .any(|c| c.is_control() || c.is_whitespace() || crate::text::invisible(c))
         {
             Some(format!(
                 "its {kind} '{shown}' contains control characters, spaces or invisible characters"
@@ -253,7 +251,7 @@ impl PluginSet {
         let id = component.manifest().id.clone();
         if let Some(first) = self.members.list.iter().find(|m| m.id() == id) {
             return Err(SetError::DuplicateId {
-                plugin: crate::stdio::shown_name(&id),
+                plugin: crate::text::shown_name(&id),
                 first: first.source.clone(),
                 second: source.to_owned(),
             });
@@ -283,7 +281,7 @@ impl PluginSet {
         }
         if let Some(reason) = bad_names(&handshake) {
             return Err(SetError::BadName {
-                plugin: crate::stdio::shown_name(&id),
+                plugin: crate::text::shown_name(&id),
                 from: source.to_owned(),
                 reason,
             });
@@ -299,7 +297,7 @@ impl PluginSet {
             .collect();
         if !problems.is_empty() {
             return Err(SetError::Contract {
-                plugin: crate::stdio::shown_name(&id),
+                plugin: crate::text::shown_name(&id),
                 from: source.to_owned(),
                 problems,
             });

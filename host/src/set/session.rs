@@ -6,53 +6,21 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
+use tokio::sync::MutexGuard;
 
 use super::Members;
-use super::instance::{Instance, instance_in, locked};
-use super::tools::Approver;
+use super::approval::Approver;
+use super::instance::{
+    Context, Instance, Slot, Spares, instance_in, lock_bounded, locked, prepared,
+};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::Deadline;
+use crate::limits::MAX_SPARES;
+use crate::options::CallOptions;
 use crate::plugin::replaces;
-use crate::stdio::shown_name;
-
-/// One plugin's instance in a session, made on first use.
-pub(super) type Slot = AsyncMutex<Option<Instance>>;
-
-/// One plugin's extra instances in a session.
-pub(super) type Spares = Mutex<Vec<Arc<Slot>>>;
-
-/// Most extra instances of one plugin in one session.
-pub(super) const MAX_SPARES: usize = 3;
-
-/// What a session's instances share.
-pub(super) struct Context {
-    pub(super) id: Arc<str>,
-    pub(super) initialize: wit::InitializeRequest,
-    /// The latest accepted snapshot, shared (not copied) by every instance.
-    pub(super) snapshot: Mutex<Option<Arc<wit::RuntimeSnapshot>>>,
-    /// Counts accepted snapshots: an instance takes the new one only when
-    /// this moved (no lock on the way of a call otherwise).
-    pub(super) snapshot_version: AtomicU64,
-    /// Whether a call initializes a fresh instance with `initialize` first
-    /// (a set's sessions), or the caller sends `plugin.initialize` itself
-    /// ([`Session::single`]).
-    pub(super) auto_initialize: bool,
-}
-
-impl Context {
-    pub(super) fn snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
-        self.lock_snapshot().clone()
-    }
-
-    fn lock_snapshot(&self) -> std::sync::MutexGuard<'_, Option<Arc<wit::RuntimeSnapshot>>> {
-        // A poisoned lock only means a panic elsewhere; the value is whole.
-        self.snapshot.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+use crate::text::shown_name;
 
 /// One session: an instance of every plugin of the set, each made when
 /// first called (from the plugin's pre-linked component: no compiling) and
@@ -107,7 +75,6 @@ impl Session {
                 initialize,
                 snapshot: Mutex::new(snapshot.map(Arc::new)),
                 snapshot_version: AtomicU64::new(0),
-                auto_initialize: true,
             }),
             members,
             slots,
@@ -142,23 +109,38 @@ impl Session {
         Ok(())
     }
 
+    fn index_of(&self, plugin: &str) -> Result<usize, CallError> {
+        let list = &self.members.list;
+        list.iter()
+            .position(|m| m.id() == plugin)
+            .ok_or_else(|| CallError::NoSuchPlugin {
+                plugin: shown_name(plugin),
+            })
+    }
+
+    /// `plugin.initialize` of plugin `plugin` with `request` (instead of the
+    /// set's), which its later restarts replay; answers its handshake.
+    pub async fn initialize(
+        &self,
+        plugin: &str,
+        request: wit::InitializeRequest,
+    ) -> Result<wit::Handshake, CallError> {
+        let index = self.index_of(plugin)?;
+        let member = &self.members.list[index];
+        let deadline = Deadline::after(member.limits.call_timeout);
+        let label = || "plugin.initialize".to_owned();
+        let mut guard = lock_bounded(&self.slots[index], deadline, &label).await?;
+        let instance = prepared(&mut guard, member, &self.context);
+        instance.host.initialize(request).await
+    }
+
     /// Runs slash command `name_or_alias` (matched without regard to case,
-    /// sent as typed) with `arguments`.
+    /// sent as typed) with `arguments`, within the options' deadline.
     pub async fn run_command(
         &self,
         name_or_alias: &str,
         arguments: Vec<String>,
-    ) -> Result<wit::CommandResult, CallError> {
-        self.run_command_within(name_or_alias, arguments, None)
-            .await
-    }
-
-    /// The same with its own deadline (`None`: the owner's call timeout).
-    pub async fn run_command_within(
-        &self,
-        name_or_alias: &str,
-        arguments: Vec<String>,
-        timeout: Option<Duration>,
+        options: CallOptions,
     ) -> Result<wit::CommandResult, CallError> {
         let key = name_or_alias.to_lowercase();
         let Some(&index) = self.members.commands.get(&key) else {
@@ -172,7 +154,7 @@ impl Session {
             session_id: Some(self.context.id.to_string()),
         };
         let label = || format!("command.execute '{}'", shown_name(name_or_alias));
-        let (mut guard, deadline) = self.lock_within(index, timeout, label).await?;
+        let (mut guard, deadline) = self.lock_within(index, options, label).await?;
         let instance = instance_in(&mut guard, &self.members.list[index])?;
         instance.host.execute_command_by(call, deadline).await
     }
@@ -181,18 +163,11 @@ impl Session {
     /// each within its own call timeout: a failing or slow plugin never
     /// holds up the others. Outcomes come in the order the plugins were
     /// added. Dropping the future cancels the calls still running.
-    pub async fn emit(&self, payload: wit::HookPayload) -> Vec<HookOutcome> {
-        self.emit_within(payload, None).await
-    }
-
-    /// The same with one budget for every subscriber (`None`: each one's
-    /// call timeout), counted from now: waiting for an instance busy with
-    /// another call of the session counts against it.
-    pub async fn emit_within(
-        &self,
-        payload: wit::HookPayload,
-        budget: Option<Duration>,
-    ) -> Vec<HookOutcome> {
+    ///
+    /// The options' deadline is one budget for every subscriber, counted
+    /// from now (by default each one's call timeout): waiting for an
+    /// instance busy with another call of the session counts against it.
+    pub async fn emit(&self, payload: wit::HookPayload, options: CallOptions) -> Vec<HookOutcome> {
         let mut tasks = tokio::task::JoinSet::new();
         let mut started = Vec::new();
         for (index, member) in self.members.list.iter().enumerate() {
@@ -202,7 +177,7 @@ impl Session {
             let (slot, member) = (self.slots[index].clone(), member.clone());
             let (context, payload) = (self.context.clone(), payload.clone());
             // Started now: waiting for a busy instance counts against it.
-            let deadline = Deadline::after(budget.unwrap_or(member.limits.call_timeout));
+            let deadline = options.deadline(&member.limits);
             let task = tasks.spawn(async move {
                 let label = || format!("hook.emit '{}'", payload.event.wire_name());
                 let mut guard = locked(&slot, &member, &context, deadline, label).await?;
@@ -248,20 +223,20 @@ impl Session {
             });
         };
         let label = || "plugin.initialize".to_owned();
-        self.lock_within(index, None, label).await.map(drop)
+        let options = CallOptions::default();
+        self.lock_within(index, options, label).await.map(drop)
     }
 
-    /// Plugin `index`'s instance, locked and ready within a deadline of
-    /// `timeout` from now (the plugin's call timeout if `None`), and that
-    /// deadline, for the call to run within.
+    /// Plugin `index`'s instance, locked and ready within the options'
+    /// deadline from now, and that deadline, for the call to run within.
     pub(super) async fn lock_within(
         &self,
         index: usize,
-        timeout: Option<Duration>,
+        options: CallOptions,
         label: impl Fn() -> String,
     ) -> Result<(MutexGuard<'_, Option<Instance>>, Deadline), CallError> {
         let member = &self.members.list[index];
-        let deadline = Deadline::after(timeout.unwrap_or(member.limits.call_timeout));
+        let deadline = options.deadline(&member.limits);
         let guard = locked(&self.slots[index], member, &self.context, deadline, label).await?;
         Ok((guard, deadline))
     }

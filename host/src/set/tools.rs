@@ -4,94 +4,44 @@
 //! before it runs), a tool that requires approval waits for the set's
 //! approval callback, and the tool's own timeout shortens the deadline.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use super::approval::PreparedCall;
 use super::instance::{instance_in, locked, push_number};
 use super::{Member, Session};
-use crate::contract::{Checked, ContractError, ResolvedPath, Roots, ToolContract};
+use crate::contract::{Checked, ContractError, Roots, ToolContract};
 use crate::error::CallError;
 use crate::limits::Deadline;
-use crate::stdio::shown_name;
-
-/// What an approval callback answers: `true` runs the call.
-pub type ApprovalFuture = Pin<Box<dyn Future<Output = bool> + Send + 'static>>;
-
-/// A host's approval callback, asked before every call to a tool that
-/// requires approval (`x-lingxi-requires-approval`), with the call as the
-/// plugin will get it.
-pub type Approver = Arc<dyn Fn(&PreparedCall) -> ApprovalFuture + Send + Sync>;
-
-/// A tool call that passed its contract and has not run yet: what the
-/// plugin will get, and which files it names.
-#[derive(Clone)]
-pub struct PreparedCall {
-    /// The plugin that offers the tool.
-    pub plugin: String,
-    /// The tool.
-    pub tool: String,
-    /// The arguments as the plugin will get them (path parameters
-    /// replaced by their canonical absolute form).
-    pub arguments: String,
-    /// Its path parameters, as given and as resolved.
-    pub paths: Vec<ResolvedPath>,
-    /// Whether the set's approval callback is asked before it runs.
-    pub requires_approval: bool,
-    /// Whether it may run on an extra instance of the plugin when the
-    /// session's instance is busy (`x-lingxi-concurrency-safe`).
-    pub concurrency_safe: bool,
-    /// The tool's own timeout, if it has one.
-    pub timeout: Option<Duration>,
-    member: Arc<Member>,
-}
-
-impl std::fmt::Debug for PreparedCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedCall")
-            .field("plugin", &self.plugin)
-            .field("tool", &self.tool)
-            .field("arguments", &self.arguments)
-            .field("paths", &self.paths)
-            .field("requires_approval", &self.requires_approval)
-            .field("concurrency_safe", &self.concurrency_safe)
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
+use crate::options::CallOptions;
+use crate::text::shown_name;
 
 /// A tool of the session: its owner's index and entry, and its contract.
 type Tool<'a> = (usize, &'a Arc<Member>, Option<&'a Arc<ToolContract>>);
 
 impl Session {
-    /// Runs tool `name` with `arguments` (the model's JSON text), under the
-    /// owner's call timeout and the tool's contract.
-    pub async fn call_tool(&self, name: &str, arguments: &str) -> Result<String, CallError> {
-        self.call_tool_within(name, arguments, None).await
-    }
-
-    /// The same with its own deadline (`None`: the owner's call timeout;
-    /// the tool's own timeout shortens either). Checking the contract counts
-    /// against it; the approval callback does not: the deadline of the call
-    /// itself starts when it is approved. Dropping the future cancels the
-    /// call: the instance is replaced.
-    pub async fn call_tool_within(
+    /// Runs tool `name` with `arguments` (the model's JSON text) under the
+    /// tool's contract, within the options' deadline (by default the owner's
+    /// call timeout; the tool's own timeout shortens either). Checking the
+    /// contract counts against it; the approval callback does not: the
+    /// deadline of the call itself starts when it is approved. Dropping the
+    /// future cancels the call: the instance is replaced.
+    pub async fn call_tool(
         &self,
         name: &str,
         arguments: &str,
-        timeout: Option<Duration>,
+        options: CallOptions,
     ) -> Result<String, CallError> {
         let (index, member, contract) = self.tool(name)?;
         let annotations = contract.map(|c| c.annotations());
         if annotations.is_some_and(|a| a.requires_approval) {
-            let prepared = self.prepare_within(name, arguments, timeout).await?;
-            return self.call_prepared_within(&prepared, timeout).await;
+            let prepared = self.prepare(name, arguments, options).await?;
+            return self.call_prepared(&prepared, options).await;
         }
         // No approval to ask: checked and run within one deadline, without
         // a `PreparedCall` (no copies on the way of every call).
-        let deadline = self.deadline(member, timeout);
+        let deadline = options.deadline(&member.limits);
         let checked = self.checked(member, contract, name, arguments, deadline);
         let checked = checked.await?;
         let arguments = checked.arguments.as_deref().unwrap_or(arguments);
@@ -103,24 +53,25 @@ impl Session {
 
     /// Checks a call of tool `name` against its contract without running
     /// it: validates `arguments`, resolves its path parameters (within the
-    /// owner's call timeout). The result says which files the call names;
-    /// run it with [`Session::call_prepared`].
+    /// options' deadline). The result says which files the call names; run
+    /// it with [`Session::call_prepared`].
     pub async fn prepare_tool(
         &self,
         name: &str,
         arguments: &str,
+        options: CallOptions,
     ) -> Result<PreparedCall, CallError> {
-        self.prepare_within(name, arguments, None).await
+        self.prepare(name, arguments, options).await
     }
 
-    async fn prepare_within(
+    async fn prepare(
         &self,
         name: &str,
         arguments: &str,
-        timeout: Option<Duration>,
+        options: CallOptions,
     ) -> Result<PreparedCall, CallError> {
         let (_, member, contract) = self.tool(name)?;
-        let deadline = self.deadline(member, timeout);
+        let deadline = options.deadline(&member.limits);
         let checked = self.checked(member, contract, name, arguments, deadline);
         let checked = checked.await?;
         let annotations = contract.map(|c| c.annotations());
@@ -161,22 +112,17 @@ impl Session {
         };
         let label = || format!("tool.execute '{}'", shown_name(name));
         let roots = || self.roots(member);
-        let checking = contract.check_within(arguments, roots, member.validate, deadline, label);
-        checking.await
+        crate::plugin::check_within(contract, arguments, roots, member.validate, deadline, label)
+            .await
     }
 
     /// Runs a call [`Session::prepare_tool`] made, asking the set's approval
-    /// callback first if the tool requires approval.
-    pub async fn call_prepared(&self, call: &PreparedCall) -> Result<String, CallError> {
-        self.call_prepared_within(call, None).await
-    }
-
-    /// The same with its own deadline (`None`: the owner's call timeout),
-    /// counted once the call is approved.
-    pub async fn call_prepared_within(
+    /// callback first if the tool requires approval; the options' deadline
+    /// counts from the approval.
+    pub async fn call_prepared(
         &self,
         prepared: &PreparedCall,
-        timeout: Option<Duration>,
+        options: CallOptions,
     ) -> Result<String, CallError> {
         let label = || format!("tool.execute '{}'", shown_name(&prepared.tool));
         let index = self
@@ -203,7 +149,7 @@ impl Session {
             }
         }
         let member = &self.members.list[index];
-        let deadline = self.deadline(member, timeout);
+        let deadline = options.deadline(&member.limits);
         let (tool, arguments) = (&prepared.tool, &prepared.arguments);
         let (limit, safe) = (prepared.timeout, prepared.concurrency_safe);
         self.run_tool(index, tool, arguments, deadline, limit, safe)
@@ -253,11 +199,6 @@ impl Session {
             .host
             .call_tool_by_ref(&instance.call, deadline, limit)
             .await
-    }
-
-    /// A deadline from now: `timeout` or the owner's call timeout.
-    fn deadline(&self, member: &Member, timeout: Option<Duration>) -> Deadline {
-        Deadline::after(timeout.unwrap_or(member.limits.call_timeout))
     }
 
     /// Where `member`'s path parameters may point in this session.

@@ -170,13 +170,13 @@ pub fn tool_result(text: String) -> CallToolResult {
 }
 
 /// A failed call as an MCP tool result with `isError`: the model (and the
-/// user) read why, in the launcher's words (`error_text` names the flag
-/// that raises a limit). Failures of the plugin, of the sandbox's limits
+/// user) read why, in the launcher's words (the flag that raises a
+/// limit). Failures of the plugin, of the sandbox's limits
 /// and of the tool's contract (arguments against its schema, path
 /// parameters) are all results of running the tool: MCP says such errors
 /// are reported in the result, so the model can correct itself.
-pub fn tool_failure(error: &CallError, error_text: fn(&CallError) -> String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(error_text(error))])
+pub fn tool_failure(error: &CallError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(error.to_string())])
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use lingxi_wasm_host::types::InitializeRequest;
 use lingxi_wasm_host::{
-    CallError, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec, Runtime, Session,
+    CallError, CallOptions, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec, Runtime,
+    Session,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
@@ -33,13 +34,12 @@ pub use map::{CONTRACT_META, PROMPT_ARGUMENT};
 pub const PLUGIN_DATA: &str = "PLUGIN_DATA";
 
 /// Serves `component` over MCP on stdin/stdout until the client closes
-/// stdin. `spec` is the grant; `error_text` words failed calls.
+/// stdin. `spec` is the grant.
 pub fn serve(
     tokio: tokio::runtime::Runtime,
     runtime: Runtime,
     component: PluginComponent,
     spec: &PolicySpec,
-    error_text: fn(&CallError) -> String,
 ) -> Result<()> {
     let (mut grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
     let id = component.manifest().id.clone();
@@ -106,7 +106,6 @@ pub fn serve(
             offer,
             info,
             roots: roots::Roots::new(session.clone()),
-            error_text,
         };
         let transport = rmcp::transport::io::stdio_pipes();
         let running = rmcp::serve_server(handler, transport)
@@ -158,7 +157,6 @@ struct Handler {
     offer: map::Offer,
     info: ServerConfig,
     roots: roots::Roots,
-    error_text: fn(&CallError) -> String,
 }
 
 impl ServerHandler for Handler {
@@ -217,10 +215,12 @@ impl ServerHandler for Handler {
             true => None,
             false => Some(self.queue.lock().await),
         };
-        let call = self.session.call_tool(name, &arguments);
+        let call = self
+            .session
+            .call_tool(name, &arguments, CallOptions::default());
         let result = match cancellable(&context, call).await? {
             Ok(text) => map::tool_result(text),
-            Err(error) => map::tool_failure(&error, self.error_text),
+            Err(error) => map::tool_failure(&error),
         };
         Ok(result.into())
     }
@@ -252,14 +252,14 @@ impl ServerHandler for Handler {
         let arguments = map::command_arguments(typed.as_deref());
         self.roots.ready().await;
         let _turn = self.queue.lock().await;
-        let run = self.session.run_command(&request.name, arguments);
+        let run = (self.session).run_command(&request.name, arguments, CallOptions::default());
         match cancellable(&context, run).await? {
             Ok(result) => Ok(map::prompt_result(result).into()),
             Err(error @ CallError::NoSuchCommand { .. }) => Err(ErrorData::invalid_params(
                 format!("{error}; prompts/list lists the prompts there are"),
                 None,
             )),
-            Err(error) => Err(ErrorData::internal_error((self.error_text)(&error), None)),
+            Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
         }
     }
 }

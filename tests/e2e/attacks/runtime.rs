@@ -1,5 +1,6 @@
 //! Resources, crashes and hostile input.
 
+use lingxi_wasm_host::CallOptions;
 use serde_json::{Value, json};
 
 use super::{Tree, allowed, attempt, denied, start};
@@ -331,7 +332,13 @@ fn huge_timeout_from_a_library_user() {
             session_id: "s".into(),
             tool_call_id: "c".into(),
         };
-        assert_eq!(plugin.execute_tool(call).await.unwrap(), "echo:{}");
+        assert_eq!(
+            plugin
+                .execute_tool(call, CallOptions::default())
+                .await
+                .unwrap(),
+            "echo:{}"
+        );
     });
 }
 
@@ -355,10 +362,12 @@ fn a_call_dropped_by_its_caller_does_not_poison_the_next() {
         tool_call_id: "c".into(),
     };
     tokio.block_on(async {
-        let slow = plugin.execute_tool(call("sleep", "60"));
+        let slow = plugin.execute_tool(call("sleep", "60"), CallOptions::default());
         let cut = tokio::time::timeout(std::time::Duration::from_millis(200), slow).await;
         assert!(cut.is_err(), "the caller's own timeout ended the call");
-        let next = plugin.execute_tool(call("ok", "x")).await;
+        let next = plugin
+            .execute_tool(call("ok", "x"), CallOptions::default())
+            .await;
         assert_eq!(next.unwrap(), "ok:x");
     });
     assert!(plugin.disabled().is_none());

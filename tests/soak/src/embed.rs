@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use lingxi_wasm_host::observe::{LogLine, LogSink, LogSource};
 use lingxi_wasm_host::{
-    CompileCache, Grant, Limits, PluginOptions, PluginSet, Runtime, RuntimeConfig, Session,
-    no_grant,
+    CallOptions, CompileCache, Grant, Limits, PluginOptions, PluginSet, Runtime, RuntimeConfig,
+    Session, no_grant,
 };
 
 use crate::Config;
@@ -66,7 +66,9 @@ impl Shared {
         for session in sessions {
             // A call, not `Session::start`: after a crash the instance is
             // made again only by the next call.
-            let _ = session.call_tool("ok", "warm").await;
+            let _ = session
+                .call_tool("ok", "warm", CallOptions::default())
+                .await;
         }
         trim_own_heap();
         if let Some(s) = sample(None, done) {

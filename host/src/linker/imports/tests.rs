@@ -84,3 +84,36 @@ fn a_component_gets_the_interfaces_it_imports_and_no_others() {
     };
     assert!(Arc::ptr_eq(&a, &b));
 }
+
+#[test]
+fn the_words_come_from_the_table() {
+    assert_eq!(
+        provided_in_words(),
+        "WASI 0.2 cli, clocks, filesystem, io, random, sockets and outgoing http, and the lingxi:plugin 0.1.0 imports"
+    );
+}
+
+#[test]
+fn wasi_0_2_and_outgoing_http_only() {
+    for yes in [
+        "wasi:cli/stdout@0.2.6",
+        "wasi:sockets/tcp@0.2.0",
+        "wasi:http/types@0.2.10",
+        "wasi:http/outgoing-handler@0.2.0",
+        "lingxi:plugin/logging@0.1.0",
+    ] {
+        assert!(provided(yes), "{yes}");
+    }
+    for no in [
+        "wasi:cli/stdout@0.3.0",
+        "wasi:http/incoming-handler@0.2.0",
+        "wasi:http/types-extra@0.2.0",
+        "wasi:keyvalue/store@0.2.0",
+        "lingxi:plugin/logging@0.2.0",
+        // Not an interface of WASI 0.2 (the linker links exactly its list).
+        "wasi:cli/environmenx@0.2.12",
+        "wasi:io/streams",
+    ] {
+        assert!(!provided(no), "{no}");
+    }
+}

@@ -54,7 +54,7 @@ fn bad_values_say_what_to_write() {
             allow_read: vec!["/no/such/dir".into()],
             ..Default::default()
         })
-        .contains("--allow-read /no/such/dir")
+        .contains(r#"allow-read = ["/no/such/dir"]"#)
     );
     for relative in ["../..", "data", "./x"] {
         let message = bad(PolicySpec {
@@ -62,7 +62,7 @@ fn bad_values_say_what_to_write() {
             ..Default::default()
         });
         assert!(
-            message.contains("--data-root") && message.contains("must be absolute"),
+            message.contains("data-root = ") && message.contains("must be absolute"),
             "{message}"
         );
         let message = bad(PolicySpec {
@@ -70,7 +70,7 @@ fn bad_values_say_what_to_write() {
             ..Default::default()
         });
         assert!(
-            message.contains("--allow-write") && message.contains("must be absolute"),
+            message.contains("allow-write = ") && message.contains("must be absolute"),
             "{message}"
         );
     }
@@ -89,7 +89,7 @@ fn bad_values_say_what_to_write() {
                 timeout: Some(timeout),
                 ..Default::default()
             })
-            .contains("--timeout"),
+            .contains("timeout = "),
             "{timeout}"
         );
     }

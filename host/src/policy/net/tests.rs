@@ -120,7 +120,7 @@ fn rules_with_a_trailing_dot_are_the_same_name() {
 fn denial_logs_are_bounded() {
     let long = "x".repeat(1 << 20);
     assert!(shown(&long).len() < 300);
-    assert!(allow_hint(&long, "80").contains("is not one any --allow-net rule can allow"));
+    assert!(allow_hint(&long, "80").contains("is not one any allow-net rule can allow"));
     let guard = NetGuard::new("p", &[rule("a.example:1")]);
     let logged = (0..100).filter(|_| guard.may_log()).count();
     assert_eq!(logged, MAX_LOGGED_DENIALS as usize);
@@ -130,19 +130,19 @@ fn denial_logs_are_bounded() {
 fn denials_name_a_rule_that_parses() {
     assert_eq!(
         allow_hint("::1", "PORT"),
-        "allow it with --allow-net [::1]:PORT"
+        r#"allow it with allow-net = ["[::1]:PORT"]"#
     );
     assert_eq!(
         allow_hint("[::1]", "80"),
-        "allow it with --allow-net [::1]:80"
+        r#"allow it with allow-net = ["[::1]:80"]"#
     );
     assert_eq!(
         allow_hint("Example.COM", "443"),
-        "allow it with --allow-net example.com:443"
+        r#"allow it with allow-net = ["example.com:443"]"#
     );
     assert_eq!(
         allow_hint("127.1", "80"),
-        "allow it with --allow-net 127.0.0.1:80"
+        r#"allow it with allow-net = ["127.0.0.1:80"]"#
     );
     assert!(allow_hint("user:pw@host", "80").contains("is not a host name"));
     for hint in ["[::1]:80", "example.com:443", "127.0.0.1:80"] {

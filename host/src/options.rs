@@ -1,0 +1,38 @@
+//! How one call runs: [`CallOptions`], taken by every kind of call
+//! ([`PluginHost::execute_tool`](crate::PluginHost::execute_tool),
+//! [`Session::call_tool`](crate::Session::call_tool), commands, hooks…).
+
+use std::time::Duration;
+
+use crate::limits::{Deadline, Limits};
+
+/// How one call runs. `CallOptions::default()`:
+/// - the deadline is the plugin's own call timeout
+///   ([`Limits::call_timeout`]), counted from when the call is made;
+/// - a tool's own timeout (`x-lingxi-timeout-ms`) shortens it, from when
+///   the tool starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// The call's deadline instead of the plugin's call timeout, counted
+    /// from when the call is made (for a call that needs approval, from
+    /// when it is approved). In a set's session, waiting behind the
+    /// instance's previous call and starting a fresh instance count
+    /// against it; for a hook sent to every subscriber, it is one budget
+    /// for all of them.
+    pub timeout: Option<Duration>,
+}
+
+impl CallOptions {
+    /// Within `timeout` instead of the plugin's call timeout.
+    pub fn within(timeout: Duration) -> Self {
+        CallOptions {
+            timeout: Some(timeout),
+        }
+    }
+
+    /// The deadline these options give a call under `limits`, from now.
+    pub(crate) fn deadline(&self, limits: &Limits) -> Deadline {
+        Deadline::after(self.timeout.unwrap_or(limits.call_timeout))
+    }
+}

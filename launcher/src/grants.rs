@@ -1,0 +1,149 @@
+//! Which grants a plugin that is packed, installed or exported gets, and
+//! how they are shown: those stated with flags now, or (`--keep-grants`)
+//! the ones packed into the input, every one printed; the same lines for
+//! `inspect`, `list` and the changes an install makes.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use lingxi_wasm_host::Limits;
+use lingxi_wasm_host::pack;
+use lingxi_wasm_host::policy::file::parse_capabilities;
+use lingxi_wasm_host::{PolicySpec, printable};
+
+use crate::cli::GrantArgs;
+
+/// Which grants an installed plugin gets.
+pub enum Grants {
+    /// The ones packed into the input file (`--keep-grants`), printed in full.
+    Keep,
+    /// The ones stated with flags now (none: what the manifest declares, no
+    /// extra folders, every default limit).
+    Given(Box<PolicySpec>),
+}
+
+impl Grants {
+    /// `--keep-grants`, or the grant flags; not both.
+    pub fn choose(keep: bool, flags: &GrantArgs) -> Result<Grants> {
+        match (keep, flags.any()) {
+            (true, true) => bail!(
+                "--keep-grants keeps the grants packed into the file, so it cannot be combined with grant flags; drop one or the other"
+            ),
+            (true, false) => Ok(Grants::Keep),
+            (false, _) => Ok(Grants::Given(Box::new(flags.spec()?))),
+        }
+    }
+}
+
+/// The component to pack and its grants: those stated with flags now, or
+/// (`--keep-grants`) the ones packed into `input`, every one printed. The
+/// grants inside a packed file apply only if the user asks for them: none
+/// is carried over unseen.
+pub fn chosen(
+    input: &Path,
+    file: Vec<u8>,
+    existing: Option<pack::Packed>,
+    grants: Grants,
+) -> Result<(Vec<u8>, PolicySpec)> {
+    Ok(match (existing, grants) {
+        (Some(existing), Grants::Keep) => {
+            println!("keeping the grants packed into {}:", input.display());
+            for line in describe(&existing.header.policy) {
+                println!("  {line}");
+            }
+            (
+                existing.component().to_vec(),
+                existing.header.policy.clone(),
+            )
+        }
+        (Some(existing), Grants::Given(spec)) => {
+            if existing.header.policy != PolicySpec::default() {
+                eprintln!(
+                    "note: the grants packed into {} are not kept; state them again with flags, or pass --keep-grants to keep them (see them with `lingxi-wasm-run inspect {}`)",
+                    input.display(),
+                    input.display()
+                );
+            }
+            (existing.component().to_vec(), *spec)
+        }
+        (None, Grants::Keep) => bail!(
+            "--keep-grants keeps the grants of a packed plugin, but {} is not one; give grant flags instead",
+            input.display()
+        ),
+        (None, Grants::Given(spec)) => (file, *spec),
+    })
+}
+
+pub fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "(none)".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// The lines of [`describe`] that differ between `old` and `new`, as
+/// `  - old` / `  + new` pairs.
+pub fn grant_changes(old: &PolicySpec, new: &PolicySpec) -> Vec<String> {
+    describe(old)
+        .into_iter()
+        .zip(describe(new))
+        .filter(|(was, will)| was != will)
+        .flat_map(|(was, will)| [format!("  - {was}"), format!("  + {will}")])
+        .collect()
+}
+
+/// Every grant and limit `spec` applies, one aligned line each.
+pub fn describe(spec: &PolicySpec) -> Vec<String> {
+    let paths = |paths: &[PathBuf]| {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        list_or_none(&shown)
+    };
+    let capabilities = match spec.grant.as_deref().map(parse_capabilities) {
+        None => "as declared".to_owned(),
+        Some(Ok(caps)) => list_or_none(
+            &caps
+                .iter()
+                .map(|c| c.wire_name().to_owned())
+                .collect::<Vec<_>>(),
+        ),
+        Some(Err(e)) => format!("invalid ({e})"),
+    };
+    let workspace = match &spec.workspace {
+        Some(dir) => dir.display().to_string(),
+        None => "the host's workspace.rootPath".to_owned(),
+    };
+    let net = match spec.allow_net.is_empty() {
+        true => "(no list: if networkAccess is effective, every destination)".to_owned(),
+        false => spec.allow_net.join(", "),
+    };
+    let data = match (&spec.data_root, spec.no_storage) {
+        (_, true) => "none (no storage)".to_owned(),
+        (Some(root), false) => root.display().to_string(),
+        (None, false) => "~/.lingxiagent/plugin-data (the default)".to_owned(),
+    };
+    let defaults = Limits::default();
+    let timeout = spec.timeout.unwrap_or(defaults.call_timeout.as_secs_f64());
+    let memory = spec
+        .max_memory
+        .unwrap_or(defaults.max_memory_bytes / (1024 * 1024));
+    let quota = spec
+        .storage_quota
+        .unwrap_or(defaults.max_storage_bytes / (1024 * 1024));
+    // Fields come from a packed file's header: shown through `printable`.
+    [
+        format!("capabilities   {capabilities}"),
+        format!("workspace      {workspace}"),
+        format!("allow-read     {}", paths(&spec.allow_read)),
+        format!("allow-write    {}", paths(&spec.allow_write)),
+        format!("allow-net      {net}"),
+        format!("env            {}", list_or_none(&spec.env)),
+        format!("data-root      {data}"),
+        format!(
+            "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB"
+        ),
+    ]
+    .iter()
+    .map(|line| printable(line).into_owned())
+    .collect()
+}
