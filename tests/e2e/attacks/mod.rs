@@ -1,9 +1,21 @@
-//! The adversarial suite: one test per attack, named so the list reads as a
-//! threat model (the README's security section lists the same names):
-//! `fs` (files), `net` (network), `env` (environment and stdin), `runtime`
-//! (resources, crashes, hostile input). Every
+//! The adversarial suite: one case per attack, named so the list reads as a
+//! threat model (the security chapter of the book (docs/) lists the same
+//! names): files (`fs_*`), network (`net_*`), environment and stdin
+//! (`env_*`, `stdin_*`), plugin storage (`storage_*`), resources, crashes
+//! and hostile input (`runtime.rs`: `cpu_*`, `mem_*`, `out_*`, `crash_*`,
+//! `input_*`, …) and deadlines against blocking WASI (`deadline_*`). Every
 //! case asserts that the attack fails (or, for a positive control, that the
-//! granted thing works) AND that the launcher still answers the next request.
+//! granted thing works) AND that the launcher still answers the next
+//! request.
+//!
+//! The attacks of one shape — one `tool.execute` on a fresh launcher, an
+//! expected result or refusal, a few checks after it — are data: a
+//! `[[case]]` table each in `tests/attacks/<group>.toml`, all replayed by
+//! one test, [`cases`] (`attacks::cases::attack_cases`; with
+//! `ATTACK_CASE=<text>` only the cases whose name contains it). The cases
+//! of a shape of their own (several calls in one session, two sessions, raw
+//! or generated input, stderr read after exit, timing, the library API) are
+//! tests here, in the file of their group.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -14,8 +26,8 @@ use serde_json::Value;
 
 use crate::support::{Session, guest, spec_snapshot, tool};
 
+mod cases;
 mod deadline;
-mod env;
 mod fs;
 mod net;
 mod runtime;

@@ -1,4 +1,6 @@
-//! Plugin storage: private, persistent, bounded, and unable to escape.
+//! Plugin storage: private, persistent, bounded, and unable to escape. The
+//! attacks of one call each are data (`tests/attacks/storage.toml`); here are
+//! the others.
 
 use super::{Tree, allowed, attempt, denied, read_back, start};
 
@@ -92,16 +94,6 @@ fn storage_quota_counts_writes_through_a_file_kept_open() {
 }
 
 #[test]
-fn storage_quota_counts_floods_of_empty_files() {
-    let t = Tree::new();
-    let root = t.top("data");
-    let mut s = start(&t, &["--data-root", &root, "--storage-quota", "1"]);
-    let r = attempt(&mut s, "touch-many", "300");
-    let error = denied(&r, "over its quota");
-    assert!(error.contains("over its quota"), "{error}");
-}
-
-#[test]
 fn storage_quota_is_charged_to_calls_that_write() {
     let t = Tree::new();
     let root = t.top("data");
@@ -115,13 +107,6 @@ fn storage_quota_is_charged_to_calls_that_write() {
     let r = attempt(&mut s, "kv-set", "k=w");
     let error = denied(&r, "over its quota");
     assert!(error.contains("over its quota"), "{error}");
-}
-
-#[test]
-fn storage_is_absent_when_not_given() {
-    let t = Tree::new();
-    let r = attempt(&mut start(&t, &["--no-storage"]), "kv-get", "k");
-    denied(&r, "plugin storage unavailable");
 }
 
 #[test]
@@ -147,22 +132,6 @@ fn attempt_raw(s: &mut crate::support::Session, tool_name: &str, input: &str) ->
         "tool.execute",
         crate::support::tool(tool_name, input),
     )
-}
-
-#[test]
-fn storage_hard_link_from_the_workspace_into_the_data_directory() {
-    // A link would keep the workspace file reachable from the data
-    // directory after the workspace grant is gone.
-    let t = Tree::new();
-    let root = t.top("data");
-    let mut s = start(&t, &["--data-root", &root, "--grant", "projectWrite"]);
-    let args = format!("{}\n/lingxi/data/keep", t.ws("notes.txt"));
-    denied(&attempt(&mut s, "hard-link", &args), "ross-device");
-    assert!(
-        !std::path::Path::new(&root)
-            .join("com.lingxi.testbed/keep")
-            .exists()
-    );
 }
 
 #[test]
