@@ -33,8 +33,8 @@
 //!   method table), for the launcher and for a host's own wire front;
 //!   [`Server`]: the JSONL loop that `lingxi-wasm-run` runs on stdin/stdout,
 //!   one [`PluginHost`] behind a [`dispatch::Dispatcher`];
-//! - [`CallOptions`]: how one call runs (its deadline), taken by every kind
-//!   of call.
+//! - [`CallOptions`]: how one call runs (its deadline), taken by every call
+//!   of a tool, command or hook.
 //!
 //! Every call into a plugin is async and bounded by its deadline, whatever
 //! the guest does (spinning, sleeping, waiting on a socket or a name
@@ -76,6 +76,8 @@
 //! lingxi_wasm_host::call_runtime()?.block_on(demo())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod bindings;
 /// The JSONL protocol types (the `lingxi-protocol` crate).

@@ -1,6 +1,8 @@
-//! How one call runs: [`CallOptions`], taken by every kind of call
-//! ([`PluginHost::execute_tool`](crate::PluginHost::execute_tool),
-//! [`Session::call_tool`](crate::Session::call_tool), commands, hooks…).
+//! How one call runs: [`CallOptions`], taken by every call of a plugin's
+//! tools, commands and hooks ([`PluginHost::execute_tool`](crate::PluginHost::execute_tool),
+//! [`Session::call_tool`](crate::Session::call_tool), `run_command`,
+//! `emit`…). Starting and initializing an instance run within the plugin's
+//! own call timeout.
 
 use std::time::Duration;
 

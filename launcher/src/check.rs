@@ -274,7 +274,7 @@ async fn smoke(mut host: PluginHost, report: &mut Report) {
         let Some(contract) = contracts.tool(&tool.name) else {
             continue;
         };
-        let line = printable(&format!("{}: {}", tool.name, describe(contract))).into_owned();
+        let line = printable(&format!("{}: {}", tool.name, describe(contract, true))).into_owned();
         report.tool_lines.push(line);
         let mut entry = contract.annotations().to_json();
         if let Value::Object(map) = &mut entry {
@@ -346,13 +346,15 @@ fn as_text(file: &Path, r: &Report) -> String {
 }
 
 /// A tool's contract in words: `arguments validated; paths /path (read);
-/// timeout 300 ms; requires approval; concurrency-safe`.
-pub fn describe(contract: &ToolContract) -> String {
+/// timeout 300 ms; requires approval; concurrency-safe`. `validate` is
+/// whether the host validates arguments at all (`--no-validate` turns it
+/// off).
+pub fn describe(contract: &ToolContract, validate: bool) -> String {
     let a = contract.annotations();
-    let mut parts = vec![if contract.validates() {
-        "arguments validated".to_owned()
-    } else {
-        "arguments not validated".to_owned()
+    let mut parts = vec![match (validate, contract.validates()) {
+        (false, _) => "arguments not validated (--no-validate)".to_owned(),
+        (true, true) => "arguments validated".to_owned(),
+        (true, false) => "arguments not validated".to_owned(),
     }];
     let paths: Vec<String> = a
         .paths

@@ -319,7 +319,8 @@ pub struct GrantArgs {
 
     /// A TOML policy file with the same settings (grant, workspace,
     /// allow-read, allow-write, allow-net, env, timeout, max-memory,
-    /// data-root, storage-quota, no-validate); flags given here override or extend it.
+    /// data-root, no-storage, storage-quota, no-validate); flags given here
+    /// override or extend it.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 }

@@ -143,7 +143,11 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
             "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB"
         ),
     ]
-    .iter()
-    .map(|line| printable(line).into_owned())
+    .into_iter()
+    // Only when it is off, so the usual description stays as it was.
+    .chain(spec.no_validate.then(|| {
+        "validation     off (--no-validate): tool arguments are not checked against their schemas".to_owned()
+    }))
+    .map(|line| printable(&line).into_owned())
     .collect()
 }

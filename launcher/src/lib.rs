@@ -3,6 +3,8 @@
 //! protocol (JSONL, and MCP for a packed plugin started with `mcp`),
 //! logging, and recording sessions. Nothing here compiles wasm.
 
+#![warn(missing_docs)]
+
 pub mod identity;
 pub mod logfmt;
 pub mod mcp;

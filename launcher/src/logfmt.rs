@@ -14,6 +14,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// The launcher's event format.
 pub struct LineFormat {
+    /// The default format, for lines that are not about a plugin.
     pub default: Format<tracing_subscriber::fmt::format::Full, ()>,
 }
 

@@ -16,7 +16,6 @@ mod grants;
 mod install;
 mod new;
 mod packed;
-mod sdk_files;
 mod signing;
 
 use anyhow::{Context, Result};

@@ -22,17 +22,22 @@ pub enum Lang {
 
 /// The name of `sdk/js/toolchain/package.json`, replaced by the project's
 /// in the lock a JavaScript project gets.
-const JS_TOOLCHAIN: &str = "lingxi-plugin-js-toolchain";
+const JS_TOOLCHAIN: &str = lingxi_plugin_sdk_files::JS_TOOLCHAIN;
 
 /// The WIT every component implements.
-const WIT: &str = include_str!("../../wit/lingxi-plugin.wit");
+const WIT: &str = lingxi_plugin_wit::WIT;
 
 /// One file of a template: where it goes, and its text with `__KEY__`
 /// placeholders.
 type Template = (&'static str, &'static str);
 
 const RUST: &[Template] = &[
-    ("Cargo.toml", include_str!("../templates/rust/Cargo.toml")),
+    // Not named Cargo.toml in the package: cargo would take the folder for
+    // a package of its own and leave it out.
+    (
+        "Cargo.toml",
+        include_str!("../templates/rust/Cargo.toml.tmpl"),
+    ),
     ("src/lib.rs", include_str!("../templates/rust/lib.rs")),
     (
         "tests/exchange.rs",
@@ -51,10 +56,7 @@ const PYTHON: &[Template] = &[
     ("build.sh", include_str!("../templates/python/build.sh")),
     ("README.md", include_str!("../templates/python/README.md")),
     (".gitignore", include_str!("../templates/python/gitignore")),
-    (
-        "requirements.lock",
-        include_str!("../../sdk/python/requirements.lock"),
-    ),
+    ("requirements.lock", lingxi_plugin_sdk_files::PYTHON_LOCK),
     ("wit/lingxi-plugin.wit", WIT),
 ];
 
@@ -67,10 +69,7 @@ const JS: &[Template] = &[
     ("package.json", include_str!("../templates/js/package.json")),
     // The toolchain's own lock: the project builds with exactly the
     // versions this repository tests (its name is the project's, see below).
-    (
-        "package-lock.json",
-        include_str!("../../sdk/js/toolchain/package-lock.json"),
-    ),
+    ("package-lock.json", lingxi_plugin_sdk_files::JS_LOCK),
     ("README.md", include_str!("../templates/js/README.md")),
     (".gitignore", include_str!("../templates/js/gitignore")),
     ("wit/lingxi-plugin.wit", WIT),
@@ -117,8 +116,8 @@ pub fn new(args: NewArgs) -> Result<()> {
             values.push(("SDK", rust_sdk(args.sdk.as_deref())?));
             (RUST, &[])
         }
-        Lang::Python => (PYTHON, crate::sdk_files::PYTHON),
-        Lang::Js => (JS, crate::sdk_files::JS),
+        Lang::Python => (PYTHON, lingxi_plugin_sdk_files::PYTHON),
+        Lang::Js => (JS, lingxi_plugin_sdk_files::JS),
     };
     for (path, text) in templates.iter().chain(helper) {
         let target = dir.join(path);

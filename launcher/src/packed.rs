@@ -317,6 +317,10 @@ fn print_inspection(
     mut host: PluginHost,
     packed: Option<(&Packed, crate::signing::Verdict)>,
 ) -> Result<()> {
+    // Contracts are described as the packed grants run them.
+    if let Some((packed, _)) = &packed {
+        host.set_validation(!packed.header.policy.no_validate);
+    }
     let request = InitializeRequest {
         host_ipc_version: Some(1),
         core_version: None,
@@ -355,7 +359,8 @@ fn print_inspection(
     for t in &handshake.tools {
         out += &format!("tool         {}: {}\n", p(&t.name), p(&t.description));
         if let Some(contract) = host.contracts().and_then(|c| c.tool(&t.name)) {
-            out += &format!("  contract   {}\n", p(&crate::check::describe(contract)));
+            let described = crate::check::describe(contract, host.validates());
+            out += &format!("  contract   {}\n", p(&described));
         }
     }
     for c in &handshake.commands {

@@ -38,14 +38,21 @@ pub struct SnapshotDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceDto {
+    /// Absolute path of the workspace root (wire: `rootPath`).
     pub root_path: String,
+    /// Whether the root is inside a git repository (wire: `isGitRepository`).
     pub is_git_repository: bool,
+    /// Checked-out branch, if any (wire: `currentGitBranch`).
     #[serde(default)]
     pub current_git_branch: Option<String>,
+    /// Number of modified files, git repositories only (wire:
+    /// `dirtyFileCount`).
     #[serde(default)]
     pub dirty_file_count: Option<i64>,
+    /// Main languages of the project (wire: `primaryLanguages`).
     #[serde(default)]
     pub primary_languages: Option<Vec<String>>,
+    /// The host's LingXi Core version (wire: `coreVersion`).
     pub core_version: String,
 }
 
@@ -53,16 +60,22 @@ pub struct WorkspaceDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PeCoreDto {
+    /// Tokens resident on the P side (wire: `pCoreTokens`).
     #[serde(default)]
     pub p_core_tokens: Option<i64>,
+    /// E-Core object count (wire: `eCoreObjects`).
     #[serde(default)]
     pub e_core_objects: Option<i64>,
+    /// E-Core reference count (wire: `eCoreReferences`).
     #[serde(default)]
     pub e_core_references: Option<i64>,
+    /// What triggered the latest eviction (wire: `lastEvictionTrigger`).
     #[serde(default)]
     pub last_eviction_trigger: Option<String>,
+    /// The reasoning effort level (wire: `reasoningEffort`).
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// Number of background tasks (wire: `backgroundTaskCount`).
     #[serde(default)]
     pub background_task_count: Option<i64>,
 }
@@ -71,16 +84,23 @@ pub struct PeCoreDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextStateDto {
+    /// Model in use (wire: `activeModelID`).
     #[serde(default, rename = "activeModelID")]
     pub active_model_id: Option<String>,
+    /// Tokens used so far (wire: `totalTokenUsage`).
     #[serde(default)]
     pub total_token_usage: Option<i64>,
+    /// Fill level of the context window, 0 to 1 (wire:
+    /// `contextWindowPercentage`).
     #[serde(default)]
     pub context_window_percentage: Option<f64>,
+    /// Whether the context was compacted (wire: `isCompacted`).
     #[serde(default)]
     pub is_compacted: Option<bool>,
+    /// Messages in the session (wire: `messageCount`).
     #[serde(default)]
     pub message_count: Option<i64>,
+    /// The latest turns (wire: `recentTurns`).
     #[serde(default)]
     pub recent_turns: Option<Vec<TurnSummaryDto>>,
 }
@@ -89,9 +109,13 @@ pub struct ContextStateDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnSummaryDto {
+    /// Position of the turn in the session (wire: `turnIndex`).
     pub turn_index: i64,
+    /// Start of the user's prompt (wire: `userPromptSnippet`).
     pub user_prompt_snippet: String,
+    /// Start of the assistant's answer (wire: `assistantResponseSnippet`).
     pub assistant_response_snippet: String,
+    /// Tokens the turn used (wire: `tokenUsage`).
     pub token_usage: i64,
 }
 
@@ -99,14 +123,20 @@ pub struct TurnSummaryDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PerformanceDto {
+    /// Time to first token in milliseconds (wire: `timeToFirstTokenMs`).
     #[serde(default)]
     pub time_to_first_token_ms: Option<f64>,
+    /// Reasoning time in milliseconds (wire: `reasoningDurationMs`).
     #[serde(default)]
     pub reasoning_duration_ms: Option<f64>,
+    /// Tool execution time in milliseconds (wire: `toolExecutionDurationMs`).
     #[serde(default)]
     pub tool_execution_duration_ms: Option<f64>,
+    /// Average provider latency in milliseconds (wire:
+    /// `providerLatencyAverageMs`).
     #[serde(default)]
     pub provider_latency_average_ms: Option<f64>,
+    /// Whether the provider is rate limiting (wire: `isRateLimited`).
     #[serde(default)]
     pub is_rate_limited: Option<bool>,
 }
@@ -115,8 +145,10 @@ pub struct PerformanceDto {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeDto {
+    /// The host's IPC version (wire: `hostIPCVersion`).
     #[serde(default, rename = "hostIPCVersion")]
     pub host_ipc_version: Option<i64>,
+    /// The host's LingXi Core version (wire: `coreVersion`).
     #[serde(default)]
     pub core_version: Option<String>,
 }
@@ -125,13 +157,16 @@ pub struct InitializeDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecuteDto {
+    /// Name of the tool to run (wire: `toolName`).
     pub tool_name: String,
     /// The tool's JSON arguments, encoded as a string (spec §4): a JSON
     /// object here is refused with an example of the right shape.
     #[serde(deserialize_with = "arguments_text")]
     pub arguments: String,
+    /// Session the call belongs to (wire: `sessionID`).
     #[serde(rename = "sessionID")]
     pub session_id: String,
+    /// Identifier of this tool call (wire: `toolCallID`).
     #[serde(rename = "toolCallID")]
     pub tool_call_id: String,
 }
@@ -161,8 +196,11 @@ fn arguments_text<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandExecuteDto {
+    /// Name or alias as the user typed it (wire: `commandName`).
     pub command_name: String,
+    /// The model's raw JSON arguments text, untouched (wire: `arguments`).
     pub arguments: Vec<String>,
+    /// Session the call belongs to (wire: `sessionID`).
     #[serde(default, rename = "sessionID")]
     pub session_id: Option<String>,
 }
@@ -173,9 +211,14 @@ pub struct CommandExecuteDto {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookEmitDto {
+    /// `event`: which event happened.
     pub event: String,
+    /// What it happened to: a session id, turn id, tool call id (wire:
+    /// `subjectID`).
     #[serde(rename = "subjectID")]
     pub subject_id: String,
+    /// Free-form string pairs; `sessionID` is the one Core reads (wire:
+    /// `metadata`).
     pub metadata: BTreeMap<String, String>,
 }
 
@@ -183,12 +226,19 @@ pub struct HookEmitDto {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandshakeDto {
+    /// `manifest`: who the plugin is.
     pub manifest: ManifestDto,
+    /// `ipcVersion`: the IPC version the plugin speaks (1).
     pub ipc_version: u32,
+    /// Version of the SDK that built the plugin, if known (wire: `sdkVersion`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sdk_version: Option<String>,
+    /// `tools`: tools the plugin registered.
     pub tools: Vec<ToolDescriptorDto>,
+    /// `commands`: slash commands the plugin registered.
     pub commands: Vec<CommandDescriptorDto>,
+    /// Events that have at least one handler, sorted ascending by their wire
+    /// names (wire: `supportedHooks`).
     pub supported_hooks: Vec<&'static str>,
 }
 
@@ -196,13 +246,21 @@ pub struct HandshakeDto {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestDto {
+    /// Reverse-DNS identifier, unique among installed plugins (wire: `id`).
     pub id: String,
+    /// Display name (wire: `name`).
     pub name: String,
+    /// Semantic version of the plugin (wire: `version`).
     pub version: String,
+    /// One-line description (wire: `description`).
     pub description: String,
+    /// Author, if stated (wire: `author`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    /// Capabilities the plugin declares; may be empty (wire: `capabilities`).
     pub capabilities: Vec<String>,
+    /// Oldest LingXi Core the author tested with. For people only: never used
+    /// to decide compatibility (wire: `minimumCoreVersion`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum_core_version: Option<String>,
 }
@@ -211,8 +269,28 @@ pub struct ManifestDto {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDescriptorDto {
+    /// Display name (wire: `name`).
     pub name: String,
+    /// One-line description (wire: `description`).
     pub description: String,
+    /// JSON Schema of the arguments, as JSON text (wire: `inputSchema`). The
+    /// host validates every call's arguments against it before the tool runs;
+    /// the protocol default `{"type": "object", "properties": {}}` means none
+    /// was declared (nothing is validated). It may carry annotations the host
+    /// enforces, as extra keywords (the wire is unchanged; hosts that do not
+    /// know them ignore them): - `"x-lingxi-path": "read" | "write"` on a
+    /// string property (under `properties`, or `items` of an array property):
+    /// the value is a path, resolved against the workspace root with symbolic
+    /// links followed, refused unless it lies inside a directory the plugin is
+    /// granted for that access (a file to be created needs an existing parent
+    /// inside), and passed to the tool canonical and absolute; -
+    /// `"x-lingxi-timeout-ms": <1..86400000>` at the top level: the tool's own
+    /// deadline, applied when shorter than the plugin's; -
+    /// `"x-lingxi-requires-approval": true` at the top level: an embedding host
+    /// asks its user before every call; - `"x-lingxi-concurrency-safe": true`
+    /// at the top level: calls may run on more than one instance at once. The
+    /// SDK's schema builders write these; `lingxi-wasm-run check` reports
+    /// malformed ones.
     pub input_schema: String,
 }
 
@@ -220,10 +298,16 @@ pub struct ToolDescriptorDto {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandDescriptorDto {
+    /// Display name (wire: `name`).
     pub name: String,
+    /// Other names that run the same command (wire: `aliases`).
     pub aliases: Vec<String>,
+    /// One-line description (wire: `description`).
     pub description: String,
+    /// Menu group, `Plugin` by default (wire: `category`).
     pub category: String,
+    /// Hint shown after the name while typing, may be empty (wire:
+    /// `argumentHint`).
     pub argument_hint: String,
 }
 
@@ -231,10 +315,15 @@ pub struct CommandDescriptorDto {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandResultDto {
+    /// `isPrompt`: whether `text` is a prompt for the model (the command's
+    /// `prompt` case) rather than a message shown to the user.
     pub is_prompt: bool,
+    /// `text`: the text to show.
     pub text: String,
+    /// `presentation`: where to show it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub presentation: Option<&'static str>,
+    /// `title`: optional title of the card or pop-up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }

@@ -3,6 +3,9 @@
 //! about WebAssembly: the host (`lingxi-wasm-host`) and the SDK's native
 //! mode both speak the wire through it.
 
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
 pub mod convert;
 pub mod dto;
 pub mod wire;

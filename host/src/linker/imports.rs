@@ -149,8 +149,9 @@ const LINGXI_IMPORTS: [&str; 3] = [
     "lingxi:plugin/logging@0.1.0",
 ];
 
-/// Whether this host links `import`: a WASI interface of [`OFFERED`], at
-/// any 0.2 version, or a LingXi import. `check`, the loader and its error
+/// Whether this host links `import`: a WASI interface of the linker's
+/// table (`OFFERED` in `linker/imports.rs`), at any 0.2 version, or a
+/// LingXi import. `check`, the loader and its error
 /// all ask this table.
 pub fn provided(import: &str) -> bool {
     match import.split_once('@') {

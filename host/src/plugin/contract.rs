@@ -67,7 +67,7 @@ impl PluginHost {
         };
         let tool_limit = tool.annotations().timeout;
         let label = || Call::Tool(call).to_string();
-        let checked = check_within(
+        let checked = check_by(
             &tool,
             &call.arguments,
             || self.roots(),
@@ -91,7 +91,7 @@ impl PluginHost {
 
 /// [`ToolContract::check`] within `deadline`, off the async thread when it
 /// is heavy ([`ToolContract::is_heavy`]); `call` names the call in errors.
-pub(crate) async fn check_within(
+pub(crate) async fn check_by(
     contract: &Arc<ToolContract>,
     arguments: &str,
     roots: impl FnOnce() -> Roots,

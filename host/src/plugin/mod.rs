@@ -10,7 +10,7 @@
 
 mod call;
 mod contract;
-pub(crate) use contract::check_within;
+pub(crate) use contract::check_by;
 mod guard;
 mod handshake;
 mod instance;

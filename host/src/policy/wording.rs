@@ -2,8 +2,9 @@
 //! reports and log lines say which setting would allow or raise something as
 //! data (a [`Setting`]); the words are the front end's: the launcher writes
 //! flags (`--allow-net api.example.com:443`), the library's own default
-//! writes policy-file keys (`allow-net = ["api.example.com:443"]`), the
-//! format [`PolicySpec`](super::file::PolicySpec) reads.
+//! writes policy-file keys (`allow-net = ["api.example.com:443"]`, or "the
+//! timeout setting" where there is no value to write), the format
+//! [`PolicySpec`](super::file::PolicySpec) reads.
 //!
 //! A front end installs its words once, at start, with [`set_wording`]
 //! (like a global `tracing` subscriber): log lines are written deep inside
@@ -132,6 +133,11 @@ impl Wording for PolicyFileWording {
 
     fn setting(&self, setting: Setting, value: &str) -> String {
         let key = setting.key();
+        // A placeholder (`SECONDS`, `MIB`) is no value to write down: the
+        // setting is named instead.
+        if !value.is_empty() && value.chars().all(|c| c.is_ascii_uppercase()) {
+            return format!("the {key} setting");
+        }
         match setting.shape() {
             Shape::List => format!("{key} = [{value:?}]"),
             Shape::Number => format!("{key} = {value}"),
@@ -185,6 +191,10 @@ mod tests {
         assert_eq!(w.setting(Setting::Timeout, "2.5"), "timeout = 2.5");
         assert_eq!(w.setting(Setting::NoCache, ""), "no-cache = true");
         assert_eq!(w.setting(Setting::DataRoot, "/d"), r#"data-root = "/d""#);
+        assert_eq!(
+            w.setting(Setting::Timeout, "SECONDS"),
+            "the timeout setting"
+        );
     }
 
     #[test]

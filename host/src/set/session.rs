@@ -154,7 +154,7 @@ impl Session {
             session_id: Some(self.context.id.to_string()),
         };
         let label = || format!("command.execute '{}'", shown_name(name_or_alias));
-        let (mut guard, deadline) = self.lock_within(index, options, label).await?;
+        let (mut guard, deadline) = self.lock_ready(index, options, label).await?;
         let instance = instance_in(&mut guard, &self.members.list[index])?;
         instance.host.execute_command_by(call, deadline).await
     }
@@ -224,12 +224,12 @@ impl Session {
         };
         let label = || "plugin.initialize".to_owned();
         let options = CallOptions::default();
-        self.lock_within(index, options, label).await.map(drop)
+        self.lock_ready(index, options, label).await.map(drop)
     }
 
     /// Plugin `index`'s instance, locked and ready within the options'
     /// deadline from now, and that deadline, for the call to run within.
-    pub(super) async fn lock_within(
+    pub(super) async fn lock_ready(
         &self,
         index: usize,
         options: CallOptions,

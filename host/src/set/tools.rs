@@ -112,8 +112,7 @@ impl Session {
         };
         let label = || format!("tool.execute '{}'", shown_name(name));
         let roots = || self.roots(member);
-        crate::plugin::check_within(contract, arguments, roots, member.validate, deadline, label)
-            .await
+        crate::plugin::check_by(contract, arguments, roots, member.validate, deadline, label).await
     }
 
     /// Runs a call [`Session::prepare_tool`] made, asking the set's approval

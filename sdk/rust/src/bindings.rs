@@ -1,13 +1,10 @@
-//! The generated guest bindings of `wit/lingxi-plugin.wit`. Private: the SDK
-//! re-exports an explicit list of these types from `lib.rs`, and plugin
-//! authors never touch wit-bindgen directly.
+//! The generated guest bindings of the `lingxi:plugin` WIT world
+//! (`wit/lingxi-plugin.wit`, through the `lingxi-plugin-wit` crate; the
+//! wit-bindgen call and its options are written by `build.rs`). Private:
+//! the SDK re-exports an explicit list of these types from `lib.rs`, and
+//! plugin authors never touch wit-bindgen directly.
 
-wit_bindgen::generate!({
-    world: "lingxi-plugin",
-    path: "../../wit",
-    pub_export_macro: true,
-    export_macro_name: "export",
-    default_bindings_module: "lingxi_plugin_sdk::__private::bindings",
-    runtime_path: "lingxi_plugin_sdk::__private::wit_bindgen::rt",
-    additional_derives: [PartialEq],
-});
+// Generated items carry the WIT's own docs where it has them.
+#![allow(missing_docs)]
+
+include!(concat!(env!("OUT_DIR"), "/bindings.rs"));

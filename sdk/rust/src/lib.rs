@@ -38,6 +38,8 @@
 //! Build with `cargo build --release --target wasm32-wasip2` (crate type
 //! `cdylib`): the `.wasm` file is a component that `lingxi-wasm-run` runs.
 
+#![warn(missing_docs)]
+
 // Lets the generated bindings name this crate by its public path.
 extern crate self as lingxi_plugin_sdk;
 
