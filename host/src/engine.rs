@@ -346,6 +346,8 @@ impl Runtime {
             output: OutputBudget::new(limits.max_output_bytes),
             data_dir: None,
             writes: Default::default(),
+            effects: Default::default(),
+            names: Default::default(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

@@ -90,6 +90,7 @@ mod config;
 pub mod contract;
 pub mod convert;
 pub mod dispatch;
+pub mod effects;
 mod engine;
 mod error;
 pub mod limits;
@@ -123,6 +124,7 @@ pub use cache::CompileCache;
 #[cfg(feature = "compiler")]
 pub use compiler::precompile_for;
 pub use config::{Pooling, RuntimeConfig};
+pub use effects::{Receipt, ReceiptSlot};
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};
 pub use limits::Limits;
@@ -133,7 +135,7 @@ pub use plugin::PluginHost;
 pub use policy::file::{PolicyError, PolicySpec};
 pub use policy::wording::{PolicyFileWording, Setting, Wording, set_wording};
 pub use policy::{Grant, NetRule, Policy};
-pub use server::Server;
+pub use server::{RECEIPT_TARGET, Server};
 pub use set::{
     ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, PluginOptions,
     PluginSet, PreparedCall, Session, no_grant,

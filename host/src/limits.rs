@@ -263,6 +263,11 @@ impl OutputBudget {
         })
     }
 
+    /// Bytes spent in this call so far.
+    pub fn used(&self) -> usize {
+        self.used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Starts a new call.
     pub fn reset(&self) {
         self.used.store(0, std::sync::atomic::Ordering::Relaxed);
@@ -338,6 +343,23 @@ pub const MAX_LOGGED_HOST: usize = 253;
 /// Denials of one instance that are logged; later ones are counted, and
 /// said once (a plugin can ask for refused destinations in a loop).
 pub const MAX_LOGGED_DENIALS: u32 = 32;
+
+// Receipts: what a call did (see `effects`).
+
+/// Most entries each list of a receipt holds (files, variables, lookups,
+/// connections, HTTP requests, refusals): a plugin decides how many things
+/// it touches, and a receipt goes into logs, files and MCP results. Past
+/// it, the receipt still counts every use and says how many it left out.
+pub const MAX_RECEIPT_ENTRIES: usize = 64;
+
+/// Most entries each list holds while learning a policy (`learn`): enough
+/// for any real plugin; past it, learning fails instead of writing a
+/// policy from an incomplete record.
+pub const MAX_LEARN_ENTRIES: usize = 100_000;
+
+/// Longest path, name or method a receipt keeps, in bytes; a longer one is
+/// cut and marked (a plugin chooses the names it asks for).
+pub const MAX_RECEIPT_NAME: usize = 1024;
 
 // Instances: spares in a session, the pool's slots.
 

@@ -6,14 +6,17 @@
 
 use std::time::Duration;
 
+use crate::effects::ReceiptSlot;
 use crate::limits::{Deadline, Limits};
 
 /// How one call runs. `CallOptions::default()`:
 /// - the deadline is the plugin's own call timeout
 ///   ([`Limits::call_timeout`]), counted from when the call is made;
 /// - a tool's own timeout (`x-lingxi-timeout-ms`) shortens it, from when
-///   the tool starts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+///   the tool starts;
+/// - no receipt is kept (unless the plugin keeps every call's,
+///   [`PluginHost::keep_receipts`](crate::PluginHost::keep_receipts)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CallOptions {
     /// The call's deadline instead of the plugin's call timeout, counted
@@ -23,6 +26,11 @@ pub struct CallOptions {
     /// against it; for a hook sent to every subscriber, it is one budget
     /// for all of them.
     pub timeout: Option<Duration>,
+    /// Where the call leaves its receipt: what it did, counted at the WASI
+    /// boundary (see [`crate::effects`]). Filled once the plugin ran, also
+    /// when the call fails; a call refused before (by its contract, the
+    /// crash breaker or a deadline that passed while waiting) leaves none.
+    pub receipt: Option<ReceiptSlot>,
 }
 
 impl CallOptions {
@@ -30,7 +38,14 @@ impl CallOptions {
     pub fn within(timeout: Duration) -> Self {
         CallOptions {
             timeout: Some(timeout),
+            ..CallOptions::default()
         }
+    }
+
+    /// The same options, leaving the call's receipt in `slot`.
+    pub fn with_receipt(mut self, slot: &ReceiptSlot) -> Self {
+        self.receipt = Some(slot.clone());
+        self
     }
 
     /// The deadline these options give a call under `limits`, from now.

@@ -5,6 +5,7 @@
 use std::io::{self, BufRead, Write};
 
 use crate::dispatch::Dispatcher;
+use crate::effects::ReceiptSlot;
 use crate::limits::MAX_LINE_BYTES;
 use crate::plugin::PluginHost;
 
@@ -22,7 +23,15 @@ pub struct Server {
     front: Dispatcher,
     /// Runs the calls; `None` only while being dropped.
     tokio: Option<tokio::runtime::Runtime>,
+    /// Receipts to log, when the log takes them (see [`RECEIPT_TARGET`]).
+    receipts: Option<ReceiptSlot>,
 }
+
+/// The `tracing` target receipts are logged under, at debug: a server whose
+/// log takes them (`LINGXI_WASM_LOG=lingxi_wasm::receipt=debug` in the
+/// launcher) records every call's effects and logs them as one JSON line
+/// after its response; otherwise it records nothing.
+pub const RECEIPT_TARGET: &str = "lingxi_wasm::receipt";
 
 impl Server {
     /// A session for `host`. Until a request carries params, answers use the
@@ -35,14 +44,31 @@ impl Server {
     /// The same on a runtime the caller made (e.g. the one that loaded the
     /// plugin, see [`crate::call_runtime`]). It must be a current-thread
     /// runtime with time and I/O enabled.
-    pub fn with_runtime(host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
+    /// If the log takes receipts ([`RECEIPT_TARGET`]) and `host` keeps
+    /// none already, every call's receipt is logged.
+    pub fn with_runtime(mut host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
         let plugin = host.manifest().id.clone();
+        let logged = tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG);
+        let receipts = (logged && !host.keeps_receipts()).then(ReceiptSlot::new);
+        if receipts.is_some() {
+            host.keep_receipts(receipts.clone());
+        }
         Server {
             host,
             front: Dispatcher::new(Some(plugin.clone())),
             plugin,
             tokio: Some(tokio),
+            receipts,
         }
+    }
+
+    /// Logs the receipt of the call just answered, if receipts are logged.
+    fn log_receipt(&self) {
+        let Some(receipt) = self.receipts.as_ref().and_then(ReceiptSlot::take) else {
+            return;
+        };
+        let json = serde_json::to_string(&receipt).unwrap_or_default();
+        tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
     }
 
     /// Runs `work` to completion on the server's runtime (taken out of the
@@ -84,6 +110,7 @@ impl Server {
                     output.write_all(b"\n")?;
                     output.flush()?;
                 }
+                server.log_receipt();
             }
             if let Err(e) = server.host.deactivate().await {
                 tracing::warn!(plugin = %server.plugin, "deactivate failed: {e}");
@@ -95,12 +122,18 @@ impl Server {
     /// Handles one raw line (without its newline). `None` means no response:
     /// the line was empty, or undecodable with no recoverable id.
     pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
-        self.block_on(async |server| server.front.answer_bytes(&mut server.host, line).await)
+        let answer =
+            self.block_on(async |server| server.front.answer_bytes(&mut server.host, line).await);
+        self.log_receipt();
+        answer
     }
 
     /// Handles one line of text.
     pub fn handle_line(&mut self, line: &str) -> Option<String> {
-        self.block_on(async |server| server.front.answer_line(&mut server.host, line).await)
+        let answer =
+            self.block_on(async |server| server.front.answer_line(&mut server.host, line).await);
+        self.log_receipt();
+        answer
     }
 }
 

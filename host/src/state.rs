@@ -27,15 +27,20 @@ pub struct HostState {
     pub(crate) net: Option<Arc<NetGuard>>,
     /// `wasi:http`: outgoing requests judged by the same allow-list.
     pub(crate) http: crate::linker::HttpGate,
-    /// Open name lookups (resource id of the stream) and the allow-list
-    /// rules that learn the addresses they answer (see `policy/net.rs`).
-    pub(crate) lookups: HashMap<u32, Vec<usize>>,
+    /// Open name lookups (resource id of the stream): the name (kept only
+    /// while a call is recorded) and the allow-list rules that learn the
+    /// addresses they answer (see `policy/net.rs`).
+    pub(crate) lookups: HashMap<u32, (String, Vec<usize>)>,
     /// Output this call may still write (shared with stdout and stderr).
     pub(crate) output: Arc<OutputBudget>,
     /// Guest path of the data directory, if mounted.
     pub(crate) data_dir: Option<String>,
     /// Whether the guest may have written since the last quota check.
     pub(crate) writes: crate::linker::writes::WriteTracker,
+    /// What the running call did, while a receipt is asked for.
+    pub(crate) effects: Arc<crate::effects::Effects>,
+    /// The path each descriptor was opened by, and the learning trap.
+    pub(crate) names: crate::linker::names::FdNames,
 }
 
 impl WasiView for HostState {

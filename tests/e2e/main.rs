@@ -19,6 +19,7 @@ mod newcomer;
 mod packed;
 mod packed_trust;
 mod polyglot;
+mod receipts;
 mod record;
 mod runtime_base;
 mod signing;

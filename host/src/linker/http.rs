@@ -3,13 +3,15 @@
 //! linking it lets them instantiate. Every request is judged before it is
 //! sent: without `networkAccess` none goes out, with it the request's host
 //! and port must be allowed by `--allow-net` (see `policy/net.rs`), exactly
-//! as a socket connection would be. There is no incoming handler: a plugin
-//! never serves HTTP.
+//! as a socket connection would be; each request (method, authority,
+//! status) is recorded while a call is. There is no incoming handler: a
+//! plugin never serves HTTP.
 
 use std::sync::Arc;
 
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
+use crate::effects::Effects;
 use crate::policy::NetGuard;
 use crate::policy::wording::{Setting, worded};
 use crate::state::HostState;
@@ -25,6 +27,8 @@ pub(crate) struct Gate {
     plugin: Arc<str>,
     /// The allow-list, when the plugin may use the network.
     net: Option<Arc<NetGuard>>,
+    /// Where requests are recorded while a call is.
+    effects: Arc<Effects>,
 }
 
 impl HttpGate {
@@ -33,13 +37,18 @@ impl HttpGate {
     pub(crate) fn new(plugin: Arc<str>) -> Self {
         HttpGate {
             ctx: WasiHttpCtx::new(),
-            hooks: Gate { plugin, net: None },
+            hooks: Gate {
+                plugin,
+                net: None,
+                effects: Effects::new(),
+            },
         }
     }
 
-    /// Lets requests through that `net` allows.
-    pub(crate) fn allow(&mut self, net: Option<Arc<NetGuard>>) {
+    /// Lets requests through that `net` allows, recording them in `effects`.
+    pub(crate) fn allow(&mut self, net: Option<Arc<NetGuard>>, effects: Arc<Effects>) {
         self.hooks.net = net;
+        self.hooks.effects = effects;
     }
 }
 
@@ -83,14 +92,42 @@ impl WasiHttpHooks for Gate {
                 >,
             > + Send,
     > {
-        if !self.allows(request.uri()) {
+        let uri = request.uri();
+        let authority = || {
+            let scheme = uri.scheme_str().unwrap_or("http");
+            let host = uri.authority().map_or("", |a| a.as_str());
+            format!("{scheme}://{host}")
+        };
+        if !self.allows(uri) {
+            self.effects.refused(
+                || format!("{} {}", request.method(), authority()),
+                || match (&self.net, uri.authority()) {
+                    (None, _) => super::lookup::needs_network(),
+                    (Some(_), Some(a)) => {
+                        let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+                        let port = a.port_u16().unwrap_or(if https { 443 } else { 80 });
+                        crate::policy::net::allow_hint(a.host(), &port.to_string())
+                    }
+                    (Some(_), None) => "nothing: the request names no host".into(),
+                },
+            );
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
+        let recorded = if self.effects.active() {
+            self.effects
+                .http(request.method().as_str(), &authority())
+                .map(|index| (index, self.effects.clone()))
+        } else {
+            None
+        };
         // The default sender, as the crate's own default hook does.
         _ = fut;
         Box::new(async move {
             use http_body_util::BodyExt;
             let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
+            if let Some((index, effects)) = recorded {
+                effects.http_status(index, response.status().as_u16());
+            }
             Ok((
                 response.map(BodyExt::boxed_unsync),
                 Box::new(io) as Box<dyn Future<Output = _> + Send>,

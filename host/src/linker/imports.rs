@@ -40,10 +40,13 @@ impl HasData for Io {
 pub(crate) type Set = u64;
 
 /// Every interface the host can link (name without its version), and how.
-/// Two are linked with host replacements of some of their functions, in the
-/// same step, so that they are never linked without them: the writing
-/// functions of `wasi:filesystem/types` (`writes.rs`, for the storage
-/// quota) and the name lookups (`lookup.rs`, for the allow-list).
+/// Four are linked with host replacements of some of their functions, in
+/// the same step, so that they are never linked without them: the
+/// filesystem functions that write, name descriptors or are recorded
+/// (`files.rs`: the storage quota, receipts, the learning trap), the name
+/// lookups (`lookup.rs`, for the allow-list), the environment
+/// (`environment.rs`, for receipts) and TCP's `finish-connect` (`tcp.rs`,
+/// bytes for receipts).
 const OFFERED: [(&str, Add); 29] = [
     ("wasi:io/error", |l| {
         io::error::add_to_linker::<_, Io>(l, |t| t.ctx().table)
@@ -65,7 +68,7 @@ const OFFERED: [(&str, Add); 29] = [
     }),
     ("wasi:filesystem/types", |l| {
         filesystem::types::add_to_linker::<_, WasiFilesystem>(l, HostState::filesystem)?;
-        super::writes::link(l)
+        super::files::link(l)
     }),
     ("wasi:random/random", |l| {
         random::random::add_to_linker::<_, WasiRandom>(l, HostState::random)
@@ -80,7 +83,8 @@ const OFFERED: [(&str, Add); 29] = [
         cli::exit::add_to_linker::<_, WasiCli>(l, HostState::cli)
     }),
     ("wasi:cli/environment", |l| {
-        cli::environment::add_to_linker::<_, WasiCli>(l, HostState::cli)
+        cli::environment::add_to_linker::<_, WasiCli>(l, HostState::cli)?;
+        super::environment::link(l)
     }),
     ("wasi:cli/stdin", |l| {
         cli::stdin::add_to_linker::<_, WasiCli>(l, HostState::cli)
@@ -117,7 +121,8 @@ const OFFERED: [(&str, Add); 29] = [
         sockets::tcp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
     }),
     ("wasi:sockets/tcp", |l| {
-        sockets::tcp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+        sockets::tcp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)?;
+        super::tcp::link(l)
     }),
     ("wasi:sockets/udp-create-socket", |l| {
         sockets::udp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)

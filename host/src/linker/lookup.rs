@@ -1,7 +1,8 @@
 //! Name lookups under the network allow-list: two functions of
 //! `wasi:sockets/ip-name-lookup` replaced so that the instance's
 //! [`NetGuard`](crate::policy::NetGuard) judges every name and learns every
-//! address WASI's own lookup answers (see `policy/net.rs` for the rules).
+//! address WASI's own lookup answers (see `policy/net.rs` for the rules),
+//! and the lookups and their answers are recorded while a call is.
 
 use std::net::IpAddr;
 
@@ -38,14 +39,33 @@ pub(super) fn link_name_lookup(
             let state = store.data_mut();
             let learn = match &state.net {
                 Some(guard) => match guard.check_lookup(&name) {
-                    Some(rules) => rules,
-                    None => return Ok((Err(ErrorCode::AccessDenied),)),
+                    Some(rules) => {
+                        state.effects.lookup(&name);
+                        rules
+                    }
+                    None => {
+                        state.effects.refused(
+                            || format!("look up {name}"),
+                            || crate::policy::net::allow_hint(&name, "PORT"),
+                        );
+                        return Ok((Err(ErrorCode::AccessDenied),));
+                    }
                 },
-                None => Vec::new(),
+                None => {
+                    state
+                        .effects
+                        .refused(|| format!("look up {name}"), needs_network);
+                    Vec::new()
+                }
+            };
+            let recorded = if state.effects.active() {
+                name.clone()
+            } else {
+                String::new()
             };
             match Host::resolve_addresses(&mut state.sockets(), network, name) {
                 Ok(stream) => {
-                    state.lookups.insert(stream.rep(), learn);
+                    state.lookups.insert(stream.rep(), (recorded, learn));
                     Ok((Ok(stream),))
                 }
                 Err(error) => Ok((Err(error.downcast()?),)),
@@ -61,8 +81,11 @@ pub(super) fn link_name_lookup(
             let rep = stream.rep();
             match HostResolveAddressStream::resolve_next_address(&mut state.sockets(), stream) {
                 Ok(Some(address)) => {
-                    if let (Some(guard), Some(rules)) = (&state.net, state.lookups.get(&rep)) {
-                        guard.learn(ip_of(address), rules);
+                    if let Some((name, rules)) = state.lookups.get(&rep) {
+                        if let Some(guard) = &state.net {
+                            guard.learn(ip_of(address), rules);
+                        }
+                        state.effects.answered(name, ip_of(address));
                     }
                     Ok((Ok(Some(address)),))
                 }
@@ -82,4 +105,12 @@ fn ip_of(address: wasmtime_wasi::p2::bindings::sockets::network::IpAddress) -> I
         IpAddress::Ipv4((a, b, c, d)) => IpAddr::from([a, b, c, d]),
         IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => IpAddr::from([a, b, c, d, e, f, g, h]),
     }
+}
+
+/// What a refusal says when the plugin has no network at all.
+pub(super) fn needs_network() -> String {
+    format!(
+        "the plugin needs networkAccess (it must declare it, and the user grant it with {})",
+        crate::policy::wording::worded(crate::policy::wording::Setting::Grant, "networkAccess")
+    )
 }

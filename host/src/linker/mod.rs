@@ -1,14 +1,19 @@
 //! Where the sandbox meets wasmtime-wasi, in one place: the linkers
 //! instances are made with (the WASI interfaces a component imports, the
 //! LingXi imports, and the WASI functions the host replaces: name lookups
-//! under the allow-list, filesystem writes that mark the data directory for
-//! its quota check), and the WASI context a policy becomes.
+//! under the allow-list, filesystem functions that mark the data directory
+//! for its quota check and are recorded for receipts, the environment), and
+//! the WASI context a policy becomes.
 //! [`crate::policy`], [`crate::storage`] and [`crate::limits`] decide; this
 //! module wires their decisions in.
 
+mod environment;
+mod files;
 mod http;
 mod imports;
 mod lookup;
+pub(crate) mod names;
+mod tcp;
 mod wasi;
 pub(crate) mod writes;
 

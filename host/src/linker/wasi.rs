@@ -1,6 +1,7 @@
 //! A policy as a WASI context: directories mounted at their own absolute
 //! paths, the environment given, sockets allowed only under the network
-//! guard, everything else denied.
+//! guard (each destination recorded while a call is), everything else
+//! denied.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -10,6 +11,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::bindings::lingxi::plugin::types::Capability;
+use crate::effects::Effects;
 use crate::policy::wording::Setting;
 use crate::policy::{Access, Grant, NetGuard, Policy};
 
@@ -24,6 +26,8 @@ pub(crate) fn apply(
     wasi: &mut WasiCtxBuilder,
     plugin_id: &str,
     workspace: Option<&Path>,
+    effects: &Arc<Effects>,
+    learning: bool,
 ) -> Option<Arc<NetGuard>> {
     if let (Some(perms), Some(root)) = (policy.workspace_access().map(perms), workspace) {
         mount(wasi, plugin_id, "workspace root", root, perms);
@@ -54,21 +58,72 @@ pub(crate) fn apply(
         wasi.env(key, value);
     }
     if !policy.allows(Capability::NetworkAccess) {
-        wasi.allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false);
+        wasi.allow_ip_name_lookup(false);
+        if learning {
+            // Sockets are made so that the address each one is for is
+            // seen and refused: learning records what the plugin tried.
+            let effects = effects.clone();
+            wasi.allow_tcp(true)
+                .allow_udp(true)
+                .socket_addr_check(move |addr, usage| {
+                    let allowed = matches!(usage, SocketAddrUse::TcpBind | SocketAddrUse::UdpBind)
+                        && addr.port() == 0;
+                    record(&effects, addr, usage, allowed, false);
+                    Box::pin(async move { allowed })
+                });
+        } else {
+            wasi.allow_tcp(false).allow_udp(false);
+        }
         return None;
     }
     let guard = NetGuard::new(plugin_id, &grant.allow_net);
     let check = guard.clone();
+    let effects = effects.clone();
     wasi.allow_tcp(true)
         .allow_udp(true)
         .allow_ip_name_lookup(true)
         .socket_addr_check(move |addr, usage| {
             let allowed = check_use(&check, addr, usage);
+            record(&effects, addr, usage, allowed, true);
             Box::pin(async move { allowed })
         });
     Some(guard)
+}
+
+/// Records a destination the guest connected or sent to, or was refused
+/// (`network`: whether the plugin has the network at all).
+fn record(effects: &Effects, addr: SocketAddr, usage: SocketAddrUse, allowed: bool, network: bool) {
+    use SocketAddrUse::*;
+    if !effects.active() {
+        return;
+    }
+    let protocol = match usage {
+        TcpConnect => "tcp",
+        UdpSend => "udp",
+        TcpListen | TcpAccept if !allowed => {
+            return effects.refused(
+                || format!("listen on {addr}"),
+                || "nothing: plugins may not accept connections".into(),
+            );
+        }
+        _ => return,
+    };
+    if allowed {
+        return effects.connect(protocol, addr);
+    }
+    effects.refused(
+        || format!("connect to {addr} ({protocol})"),
+        || {
+            if network {
+                crate::policy::net::allow(match addr {
+                    SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
+                    SocketAddr::V4(a) => a.to_string(),
+                })
+            } else {
+                super::lookup::needs_network()
+            }
+        },
+    );
 }
 
 /// Checks one use of a socket address, as wasmtime-wasi reports it. A

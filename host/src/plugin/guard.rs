@@ -6,10 +6,12 @@
 use std::fmt::Display;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::PluginHost;
 use super::call::{Call, Reply};
 use super::recovery::classify;
+use super::{Live, PluginHost};
+use crate::effects::{Metered, Receipt};
 use crate::error::CallError;
 use crate::limits::{Deadline, cap_text};
 use crate::observe::Ending;
@@ -118,15 +120,26 @@ impl PluginHost {
         if !same {
             state.snapshot = self.snapshot.clone();
         }
+        // A replayed initialize is not the caller's call: it leaves no receipt.
+        let slot = match call {
+            Call::Reinitialize(_) => None,
+            _ => self.recording.take(),
+        };
+        if let Some(slot) = &slot {
+            state.effects.start(call.to_string(), slot.capacity());
+        }
         live.budget.reset();
         live.in_call = true;
         let started = deadline.step_start();
         let running = call.invoke(&live.bindings, &mut live.store);
-        let outcome = deadline.run(running).await;
+        let (outcome, cpu) = Metered::new(deadline.run(running), slot.is_some()).await;
         let took = started.elapsed();
         live.in_call = false;
         for output in &live.outputs {
             output.flush_partial();
+        }
+        if let Some(slot) = slot {
+            slot.put(receipt(live, took, cpu));
         }
         let quota = self.check_quota(call);
         let error = match outcome {
@@ -172,4 +185,17 @@ impl PluginHost {
         }
         Err(error)
     }
+}
+
+/// What the call just made did: its effects, and its time, memory and
+/// output.
+fn receipt(live: &Live, took: Duration, cpu: Option<Duration>) -> Receipt {
+    let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    let state = live.store.data();
+    let mut receipt = state.effects.finish();
+    receipt.wall_micros = micros(took);
+    receipt.cpu_micros = cpu.map_or(0, micros);
+    receipt.peak_memory_bytes = state.limits.used() as u64;
+    receipt.output_bytes = live.budget.used() as u64;
+    receipt
 }

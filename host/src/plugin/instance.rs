@@ -1,16 +1,19 @@
 //! Building a fresh instance: the WASI context from the policy, the data
-//! directory mount, the store with its limits.
+//! directory mount, the learning trap, the store with its limits and its
+//! effect recorder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::policy::Access;
 
 use super::call::Call;
 use super::{Live, PluginHost};
+use crate::effects::Effects;
 use crate::error::CallError;
 use crate::limits::{Deadline, Expired, OutputBudget};
+use crate::linker::{self, names::TRAP_PATH};
 use crate::observe::LogSource;
 use crate::stdio::GuestOutput;
 use crate::storage::DATA_GUEST_PATH;
@@ -33,12 +36,26 @@ impl PluginHost {
         ];
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
-        let net = crate::linker::apply(&self.policy, &self.grant, &mut wasi, &id, root.as_deref());
+        let effects = Effects::new();
+        let learning = self.learning.is_some();
+        let (policy, grant) = (&self.policy, &self.grant);
+        let net = linker::apply(
+            policy,
+            grant,
+            &mut wasi,
+            &id,
+            root.as_deref(),
+            &effects,
+            learning,
+        );
         let data_writable = self.mount_data(&mut wasi);
+        let trap = self.mount_trap(&mut wasi, root.as_deref());
         let runtime = &self.component.runtime;
         let mut store = runtime.store(wasi, &self.origin, &self.limits);
         self.counters.instance();
-        store.data_mut().http.allow(net.clone());
+        store.data_mut().http.allow(net.clone(), effects.clone());
+        store.data_mut().effects = effects;
+        store.data_mut().names.trap_mounted = trap;
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
@@ -73,6 +90,27 @@ impl PluginHost {
             data_writable: data_writable.unwrap_or(false),
             in_call: false,
         })
+    }
+
+    /// While learning, mounts the learning trap (an empty folder, read-only)
+    /// at `/`, unless a real mount is there. Returns whether it did.
+    fn mount_trap(&self, wasi: &mut WasiCtxBuilder, root: Option<&Path>) -> bool {
+        let Some(trap) = &self.learning else {
+            return false;
+        };
+        let at_root = |dir: &Path| dir == Path::new(TRAP_PATH);
+        let grant = &self.grant;
+        if root.is_some_and(at_root)
+            || grant
+                .allow_read
+                .iter()
+                .chain(&grant.allow_write)
+                .any(|d| at_root(d))
+        {
+            return false;
+        }
+        wasi.preopened_dir(trap.path(), TRAP_PATH, FsPerms::ReadOnly)
+            .is_ok()
     }
 
     /// Mounts the data directory at [`DATA_GUEST_PATH`]: read-write while it

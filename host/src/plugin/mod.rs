@@ -30,6 +30,7 @@ use wasmtime::Store;
 use crate::bindings::LingxiPlugin;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::contract::Contracts;
+use crate::effects::ReceiptSlot;
 use crate::engine::PluginComponent;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::{Deadline, Limits, OutputBudget};
@@ -82,6 +83,12 @@ pub struct PluginHost {
     contracts: Option<Arc<Contracts>>,
     /// Whether tool arguments are validated against their schemas.
     validate: bool,
+    /// Where every call leaves its receipt unless its options name a slot.
+    receipts: Option<ReceiptSlot>,
+    /// Where the call being made leaves its receipt (taken by `guard`).
+    recording: Option<ReceiptSlot>,
+    /// While learning: the empty folder mounted as the learning trap.
+    learning: Option<Arc<tempfile::TempDir>>,
 }
 
 impl PluginHost {
@@ -132,7 +139,44 @@ impl PluginHost {
             counters,
             contracts: None,
             validate: true,
+            receipts: None,
+            recording: None,
+            learning: None,
         }
+    }
+
+    /// Every call of this plugin from now on leaves its receipt in `slot`
+    /// (a call whose [`CallOptions`] name a slot leaves it there instead);
+    /// `None` stops it. See [`crate::effects`].
+    pub fn keep_receipts(&mut self, slot: Option<ReceiptSlot>) {
+        self.receipts = slot;
+    }
+
+    /// Whether every call leaves its receipt ([`PluginHost::keep_receipts`]).
+    pub fn keeps_receipts(&self) -> bool {
+        self.receipts.is_some()
+    }
+
+    /// Learning mode (what `lingxi-wasm-run learn` runs a plugin in), from
+    /// the next instance on: a path outside every mount and a socket of a
+    /// plugin without `networkAccess` reach the host, which refuses them
+    /// exactly as before and records each refusal, with the rule that
+    /// would allow it, in the call's receipt. Without it such attempts fail
+    /// inside the guest, unseen. Fails only if the empty folder the trap
+    /// mounts cannot be made.
+    pub fn set_learning(&mut self, on: bool) -> std::io::Result<()> {
+        self.learning = match on {
+            true => Some(Arc::new(tempfile::TempDir::new()?)),
+            false => None,
+        };
+        self.live = None;
+        Ok(())
+    }
+
+    /// The slot the next call leaves its receipt in: the options' own, or
+    /// the plugin's.
+    pub(crate) fn record_into(&mut self, slot: Option<&ReceiptSlot>) {
+        self.recording = slot.or(self.receipts.as_ref()).cloned();
     }
 
     /// Sends the plugin's log lines and output to `sink` as well as to
@@ -205,6 +249,7 @@ impl PluginHost {
         request: wit::InitializeRequest,
     ) -> Result<wit::Handshake, CallError> {
         let deadline = Deadline::after(self.limits.call_timeout);
+        self.record_into(None);
         self.initialize_by(request, deadline).await
     }
 
@@ -257,6 +302,7 @@ impl PluginHost {
         options: CallOptions,
     ) -> Result<String, CallError> {
         let deadline = options.deadline(&self.limits);
+        self.record_into(options.receipt.as_ref());
         self.call_tool_checked(&call, deadline).await
     }
 
@@ -297,6 +343,7 @@ impl PluginHost {
         options: CallOptions,
     ) -> Result<wit::CommandResult, CallError> {
         let deadline = options.deadline(&self.limits);
+        self.record_into(options.receipt.as_ref());
         self.execute_command_by(call, deadline).await
     }
 
@@ -328,6 +375,7 @@ impl PluginHost {
         options: CallOptions,
     ) -> Result<(), CallError> {
         let deadline = options.deadline(&self.limits);
+        self.record_into(options.receipt.as_ref());
         self.emit_hook_by(payload, deadline).await
     }
 
@@ -351,6 +399,7 @@ impl PluginHost {
             return Ok(());
         }
         let mut deadline = Deadline::after(self.limits.call_timeout);
+        self.record_into(None);
         let result = self.guard(&Call::Deactivate, &mut deadline).await;
         self.live = None;
         self.initialized_with = None;

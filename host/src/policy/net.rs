@@ -166,7 +166,7 @@ fn normalize_host(name: &str) -> String {
 
 /// What a denial says would allow `name` on `port`: the `allow-net` rule
 /// (IPv6 in brackets, as rules are written), or that no rule can.
-fn allow_hint(name: &str, port: &str) -> String {
+pub(crate) fn allow_hint(name: &str, port: &str) -> String {
     if name.len() > MAX_LOGGED_HOST {
         return format!(
             "a host name of {} bytes is not one any {} rule can allow",
@@ -191,7 +191,7 @@ fn allow_hint(name: &str, port: &str) -> String {
 }
 
 /// "allow it with" the rule, in the process's words.
-fn allow(rule: String) -> String {
+pub(crate) fn allow(rule: String) -> String {
     format!("allow it with {}", worded(Setting::AllowNet, rule))
 }
 

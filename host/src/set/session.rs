@@ -154,8 +154,9 @@ impl Session {
             session_id: Some(self.context.id.to_string()),
         };
         let label = || format!("command.execute '{}'", shown_name(name_or_alias));
-        let (mut guard, deadline) = self.lock_ready(index, options, label).await?;
+        let (mut guard, deadline) = self.lock_ready(index, &options, label).await?;
         let instance = instance_in(&mut guard, &self.members.list[index])?;
+        instance.host.record_into(options.receipt.as_ref());
         instance.host.execute_command_by(call, deadline).await
     }
 
@@ -167,6 +168,8 @@ impl Session {
     /// The options' deadline is one budget for every subscriber, counted
     /// from now (by default each one's call timeout): waiting for an
     /// instance busy with another call of the session counts against it.
+    /// The options' receipt slot holds the receipt of the subscriber that
+    /// finished last.
     pub async fn emit(&self, payload: wit::HookPayload, options: CallOptions) -> Vec<HookOutcome> {
         let mut tasks = tokio::task::JoinSet::new();
         let mut started = Vec::new();
@@ -178,10 +181,12 @@ impl Session {
             let (context, payload) = (self.context.clone(), payload.clone());
             // Started now: waiting for a busy instance counts against it.
             let deadline = options.deadline(&member.limits);
+            let receipt = options.receipt.clone();
             let task = tasks.spawn(async move {
                 let label = || format!("hook.emit '{}'", payload.event.wire_name());
                 let mut guard = locked(&slot, &member, &context, deadline, label).await?;
                 let instance = instance_in(&mut guard, &member)?;
+                instance.host.record_into(receipt.as_ref());
                 instance.host.emit_hook_by(payload, deadline).await
             });
             started.push((task.id(), index));
@@ -224,7 +229,7 @@ impl Session {
         };
         let label = || "plugin.initialize".to_owned();
         let options = CallOptions::default();
-        self.lock_ready(index, options, label).await.map(drop)
+        self.lock_ready(index, &options, label).await.map(drop)
     }
 
     /// Plugin `index`'s instance, locked and ready within the options'
@@ -232,7 +237,7 @@ impl Session {
     pub(super) async fn lock_ready(
         &self,
         index: usize,
-        options: CallOptions,
+        options: &CallOptions,
         label: impl Fn() -> String,
     ) -> Result<(MutexGuard<'_, Option<Instance>>, Deadline), CallError> {
         let member = &self.members.list[index];

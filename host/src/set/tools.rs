@@ -12,6 +12,7 @@ use super::approval::PreparedCall;
 use super::instance::{instance_in, locked, push_number};
 use super::{Member, Session};
 use crate::contract::{Checked, ContractError, Roots, ToolContract};
+use crate::effects::ReceiptSlot;
 use crate::error::CallError;
 use crate::limits::Deadline;
 use crate::options::CallOptions;
@@ -19,6 +20,17 @@ use crate::text::shown_name;
 
 /// A tool of the session: its owner's index and entry, and its contract.
 type Tool<'a> = (usize, &'a Arc<Member>, Option<&'a Arc<ToolContract>>);
+
+/// How one tool call runs: within `deadline`, and within its own `limit`
+/// from when it starts; on an extra instance if the tool is `safe` to run
+/// concurrently and the session's instance is busy; leaving its receipt
+/// in `receipt`.
+struct Run<'a> {
+    deadline: Deadline,
+    limit: Option<Duration>,
+    safe: bool,
+    receipt: Option<&'a ReceiptSlot>,
+}
 
 impl Session {
     /// Runs tool `name` with `arguments` (the model's JSON text) under the
@@ -36,7 +48,7 @@ impl Session {
         let (index, member, contract) = self.tool(name)?;
         let annotations = contract.map(|c| c.annotations());
         if annotations.is_some_and(|a| a.requires_approval) {
-            let prepared = self.prepare(name, arguments, options).await?;
+            let prepared = self.prepare(name, arguments, &options).await?;
             return self.call_prepared(&prepared, options).await;
         }
         // No approval to ask: checked and run within one deadline, without
@@ -45,10 +57,13 @@ impl Session {
         let checked = self.checked(member, contract, name, arguments, deadline);
         let checked = checked.await?;
         let arguments = checked.arguments.as_deref().unwrap_or(arguments);
-        let limit = annotations.and_then(|a| a.timeout);
-        let safe = annotations.is_some_and(|a| a.concurrency_safe);
-        self.run_tool(index, name, arguments, deadline, limit, safe)
-            .await
+        let run = Run {
+            deadline,
+            limit: annotations.and_then(|a| a.timeout),
+            safe: annotations.is_some_and(|a| a.concurrency_safe),
+            receipt: options.receipt.as_ref(),
+        };
+        self.run_tool(index, name, arguments, run).await
     }
 
     /// Checks a call of tool `name` against its contract without running
@@ -61,14 +76,14 @@ impl Session {
         arguments: &str,
         options: CallOptions,
     ) -> Result<PreparedCall, CallError> {
-        self.prepare(name, arguments, options).await
+        self.prepare(name, arguments, &options).await
     }
 
     async fn prepare(
         &self,
         name: &str,
         arguments: &str,
-        options: CallOptions,
+        options: &CallOptions,
     ) -> Result<PreparedCall, CallError> {
         let (_, member, contract) = self.tool(name)?;
         let deadline = options.deadline(&member.limits);
@@ -148,26 +163,31 @@ impl Session {
             }
         }
         let member = &self.members.list[index];
-        let deadline = options.deadline(&member.limits);
-        let (tool, arguments) = (&prepared.tool, &prepared.arguments);
-        let (limit, safe) = (prepared.timeout, prepared.concurrency_safe);
-        self.run_tool(index, tool, arguments, deadline, limit, safe)
+        let run = Run {
+            deadline: options.deadline(&member.limits),
+            limit: prepared.timeout,
+            safe: prepared.concurrency_safe,
+            receipt: options.receipt.as_ref(),
+        };
+        self.run_tool(index, &prepared.tool, &prepared.arguments, run)
             .await
     }
 
-    /// Runs tool `name` of plugin `index` with `arguments` as they are,
-    /// within `deadline` and its own `limit` from when it starts; on an
-    /// extra instance if the tool is `safe` to run concurrently and the
-    /// session's instance is busy.
+    /// Runs tool `name` of plugin `index` with `arguments` as they are, as
+    /// `run` says.
     async fn run_tool(
         &self,
         index: usize,
         name: &str,
         arguments: &str,
-        deadline: Deadline,
-        limit: Option<Duration>,
-        safe: bool,
+        run: Run<'_>,
     ) -> Result<String, CallError> {
+        let Run {
+            deadline,
+            limit,
+            safe,
+            receipt,
+        } = run;
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let member = &self.members.list[index];
         let label = || format!("tool.execute '{}'", shown_name(name));
@@ -194,6 +214,7 @@ impl Session {
         call.tool_call_id.push_str(&self.context.id);
         call.tool_call_id.push('-');
         push_number(&mut call.tool_call_id, call_number);
+        instance.host.record_into(receipt);
         instance
             .host
             .call_tool_by_ref(&instance.call, deadline, limit)

@@ -10,7 +10,7 @@ use lingxi_plugin_sdk::{PluginError, PluginResult};
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 36] = [
+pub const TOOLS: [(&str, ToolFn); 37] = [
     ("listen", listen),
     ("print-escapes", print_escapes),
     ("fill-then-panic", fill_then_panic),
@@ -35,6 +35,9 @@ pub const TOOLS: [(&str, ToolFn); 36] = [
     }),
     ("mem-get", |_| Ok(memory().clone())),
     ("read-file", read_file),
+    ("getenv", |name| {
+        std::env::var(name).map_err(|e| fail(name, e))
+    }),
     ("write-file", write_file),
     ("list-dir", list_dir),
     ("hard-link", hard_link),

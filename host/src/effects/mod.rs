@@ -1,0 +1,257 @@
+//! Effect receipts: what one call did, counted where the plugin meets WASI
+//! (the wrapped functions of `linker/`), not what the plugin says it did.
+//!
+//! A caller asks for a receipt with a [`ReceiptSlot`] in its
+//! [`CallOptions`](crate::CallOptions) (or for every call of a plugin,
+//! [`PluginHost::keep_receipts`](crate::PluginHost::keep_receipts)); the
+//! call fills the slot whether it succeeds or fails. Nobody asking costs one
+//! flag test in each wrapped function: nothing is counted, timed or kept.
+//!
+//! A receipt is bounded: each list holds at most
+//! [`MAX_RECEIPT_ENTRIES`](crate::limits::MAX_RECEIPT_ENTRIES) entries (a
+//! slot may ask for more), uses past it are counted in [`Totals`] and
+//! [`Totals::omitted`] says how many were left out.
+//!
+//! What WASI cannot tell is said, not guessed: a plugin reads its whole
+//! environment at once, so [`Receipt::environment`] names the variables it
+//! was handed when it read it, not the ones it then looked at.
+
+mod cpu;
+mod log;
+mod streams;
+
+pub(crate) use cpu::Metered;
+pub(crate) use log::{Effects, Op};
+pub(crate) use streams::{Target, count_input, count_output};
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::MAX_RECEIPT_ENTRIES;
+
+/// What one call did. Paths are as the plugin named them (mounts sit at
+/// their own absolute paths; the data directory at `/lingxi/data`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Receipt {
+    /// The call, as messages name it (`tool.execute 'stats.count'`).
+    pub call: String,
+    /// Wall-clock time of the call, in microseconds (from the guest call's
+    /// start; starting a fresh instance is not included).
+    pub wall_micros: u64,
+    /// CPU time of the call's own thread while it ran the guest, in
+    /// microseconds. File and name-lookup work that wasmtime-wasi hands to
+    /// tokio's blocking pool is not in it.
+    pub cpu_micros: u64,
+    /// The instance's memories and tables after the call, in bytes (they
+    /// never shrink, so this is the call's peak).
+    pub peak_memory_bytes: u64,
+    /// Bytes the call wrote to stdout, stderr and the log together.
+    pub output_bytes: u64,
+    /// Files and folders touched, one entry per path.
+    pub files: Vec<FileUse>,
+    /// The variables the plugin was handed when it read its environment
+    /// (WASI hands the whole environment at once); empty if it never read it.
+    pub environment: Vec<String>,
+    /// Name lookups and what they answered.
+    pub lookups: Vec<Lookup>,
+    /// Network destinations: TCP connections and UDP peers.
+    pub connections: Vec<Connection>,
+    /// Outgoing HTTP requests (`wasi:http`).
+    pub http: Vec<HttpRequest>,
+    /// What the sandbox refused, each with the rule that would allow it.
+    pub refused: Vec<Refusal>,
+    /// Counts of everything, listed or not.
+    pub totals: Totals,
+}
+
+/// One file or folder and what the call did with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct FileUse {
+    /// The path as the plugin named it.
+    pub path: String,
+    /// It is a folder.
+    #[serde(skip_serializing_if = "is_false")]
+    pub directory: bool,
+    /// Opened, or its metadata read, without writing.
+    #[serde(skip_serializing_if = "is_false")]
+    pub read: bool,
+    /// Opened for writing, created, removed, renamed or linked.
+    #[serde(skip_serializing_if = "is_false")]
+    pub write: bool,
+    /// Bytes read from it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_read: u64,
+    /// Bytes written to it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_written: u64,
+    /// Its entries were listed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub listed: bool,
+    /// Created by the call.
+    #[serde(skip_serializing_if = "is_false")]
+    pub created: bool,
+    /// Removed (or renamed away) by the call.
+    #[serde(skip_serializing_if = "is_false")]
+    pub removed: bool,
+}
+
+/// One name lookup.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Lookup {
+    /// The name looked up.
+    pub name: String,
+    /// The addresses the lookup handed the plugin.
+    pub addresses: Vec<String>,
+}
+
+/// One network destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Connection {
+    /// `tcp` or `udp`.
+    pub protocol: String,
+    /// The name the address was looked up by, if the plugin looked it up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The IP address.
+    pub address: String,
+    /// The port.
+    pub port: u16,
+    /// Connections made (TCP) or datagrams sent (UDP).
+    pub count: u64,
+    /// Bytes sent (TCP).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_out: u64,
+    /// Bytes received (TCP).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_in: u64,
+}
+
+/// One outgoing HTTP request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct HttpRequest {
+    /// The method.
+    pub method: String,
+    /// `scheme://host:port`.
+    pub authority: String,
+    /// The response's status; absent if none came.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+/// Something the sandbox refused during the call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// What was tried (`read /etc/hosts`, `connect 192.0.2.1:443`).
+    pub what: String,
+    /// The rule that would allow it, in the process's words (a flag in the
+    /// launcher: `--allow-read /etc`), or why nothing can.
+    pub allow: String,
+}
+
+/// Counts of everything the call did, whether listed or not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct Totals {
+    /// File and folder operations.
+    pub file_operations: u64,
+    /// Bytes read from files.
+    pub bytes_read: u64,
+    /// Bytes written to files.
+    pub bytes_written: u64,
+    /// Name lookups.
+    pub lookups: u64,
+    /// TCP connections and UDP datagrams.
+    pub connections: u64,
+    /// HTTP requests.
+    pub http_requests: u64,
+    /// Refusals.
+    pub refused: u64,
+    /// Entries left out of the lists because they were full (0: the
+    /// receipt lists everything).
+    pub omitted: u64,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Where a call leaves its receipt: give a clone to
+/// [`CallOptions::with_receipt`](crate::CallOptions::with_receipt), then
+/// [`ReceiptSlot::take`] it after the call. Cloning shares the slot.
+#[derive(Debug, Clone)]
+pub struct ReceiptSlot {
+    inner: Arc<Mutex<Option<Receipt>>>,
+    capacity: usize,
+}
+
+impl Default for ReceiptSlot {
+    fn default() -> Self {
+        ReceiptSlot::new()
+    }
+}
+
+impl PartialEq for ReceiptSlot {
+    /// The same slot.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for ReceiptSlot {}
+
+impl ReceiptSlot {
+    /// An empty slot whose receipts list at most
+    /// [`MAX_RECEIPT_ENTRIES`] entries each.
+    pub fn new() -> Self {
+        ReceiptSlot::with_capacity(MAX_RECEIPT_ENTRIES)
+    }
+
+    /// An empty slot whose receipts list at most `entries` entries each
+    /// (at least 1).
+    pub fn with_capacity(entries: usize) -> Self {
+        ReceiptSlot {
+            inner: Arc::default(),
+            capacity: entries.max(1),
+        }
+    }
+
+    /// The receipt of the latest call that used this slot, if any; the
+    /// slot is empty afterwards.
+    pub fn take(&self) -> Option<Receipt> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+    }
+
+    /// How many entries each list of its receipts may hold.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Leaves `receipt` here (replacing an unread one).
+    pub(crate) fn put(&self, receipt: Receipt) {
+        *self
+            .inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(receipt);
+    }
+}

@@ -1,0 +1,335 @@
+//! The filesystem functions the host wraps around wasmtime-wasi's own, in
+//! one place: each marks the data directory for its quota check when it
+//! can add bytes or entries (`writes.rs`), names the descriptors it hands
+//! out (`names.rs`), records what it did while a call is being recorded
+//! (`effects`), and, while learning, refuses and records every path that
+//! reached the learning trap (a path outside every mount).
+//!
+//! WASI's descriptors still decide what can be reached: a wrapper never
+//! widens a call, it only refuses one (the trap, a hard link across
+//! mounts) or watches it.
+
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::filesystem::{WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::FsResult;
+use wasmtime_wasi::p2::bindings::filesystem::preopens;
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    Descriptor, DescriptorFlags, DescriptorType, ErrorCode, Host, HostDescriptor, NewTimestamp,
+    OpenFlags, PathFlags,
+};
+use wasmtime_wasi::p2::bindings::io::streams::{InputStream, OutputStream};
+
+use super::names::{TRAP_PATH, allow_path};
+use crate::effects::{Op, Target, count_input, count_output};
+use crate::state::HostState;
+
+/// The interfaces whose functions are wrapped; the versions must be the
+/// ones wasmtime-wasi registers.
+const FILESYSTEM_INTERFACE: &str = "wasi:filesystem/types@0.2.12";
+const PREOPENS_INTERFACE: &str = "wasi:filesystem/preopens@0.2.12";
+
+type Fd = Resource<Descriptor>;
+type Answer<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
+
+/// Answers a wrapped call in the shape the guest expects: an error code for
+/// a filesystem error, a trap for anything else.
+fn answer<T>(fs: &mut WasiFilesystemCtxView<'_>, r: FsResult<T>) -> Answer<T> {
+    match r {
+        Ok(value) => Ok((Ok(value),)),
+        Err(error) => Ok((Err(Host::convert_error_code(fs, error)?),)),
+    }
+}
+
+impl HostState {
+    /// Refuses a path call through the learning trap: records it (`what`
+    /// done to the path) and answers `access`, as for a path no mount
+    /// covers.
+    fn trapped(&self, fd: u32, path: &str, what: &str, write: bool) -> Option<ErrorCode> {
+        if !self.names.is_trap(fd) {
+            return None;
+        }
+        let full = self.names.join(fd, path);
+        self.effects
+            .refused(|| format!("{what} {full}"), || allow_path(&full, write));
+        Some(ErrorCode::Access)
+    }
+
+    /// Records what a path call did, or what it was refused.
+    fn did<T>(&self, path: &str, op: Op, directory: bool, answer: &Result<T, ErrorCode>) {
+        if !self.effects.active() {
+            return;
+        }
+        match answer {
+            Ok(_) => self.effects.file(path, op, directory),
+            Err(ErrorCode::NotPermitted | ErrorCode::Access) => {
+                let write = !matches!(op, Op::Read | Op::List);
+                let what = if write { "write" } else { "read" };
+                self.effects
+                    .refused(|| format!("{what} {path}"), || allow_path(path, write));
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Defines an async wrapper of `HostDescriptor::$method` under `$name`.
+/// `$before` runs first with the state (it may answer at once with
+/// `return`) and yields a note; `$after` sees the state, the note and the
+/// answer. The wrapped functions are async in wasmtime-wasi: the file
+/// system work runs on tokio's blocking pool, never on the thread that
+/// owns the call's deadline.
+macro_rules! wrap {
+    ($i:ident, $name:literal, ($($arg:ident: $ty:ty),*), $method:ident,
+     |$state:ident, $note:ident, $answer:ident| before $before:block after $after:block) => {
+        $i.func_wrap_async(
+            $name,
+            |mut store: StoreContextMut<'_, HostState>, ($($arg,)*): ($($ty,)*)| {
+                Box::new(async move {
+                    let $state = store.data_mut();
+                    let $note = $before;
+                    let $answer = {
+                        let mut fs = $state.filesystem();
+                        let result = HostDescriptor::$method(&mut fs, $($arg),*).await;
+                        answer(&mut fs, result)?
+                    };
+                    {
+                        let $answer = &$answer.0;
+                        $after
+                    }
+                    Ok($answer)
+                })
+            },
+        )?
+    };
+}
+
+/// Refuses through the trap: `return`s the refusal from the wrapper.
+macro_rules! trap {
+    ($state:ident, $fd:expr, $path:expr, $what:expr, $write:expr) => {
+        if let Some(code) = $state.trapped($fd, $path, $what, $write) {
+            return Ok((Err(code),));
+        }
+    };
+}
+
+/// Replaces the functions of `wasi:filesystem/types` that write, name
+/// descriptors or are recorded, and `get-directories`.
+pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    link_preopens(linker)?;
+    let mut i = linker.instance(FILESYSTEM_INTERFACE)?;
+    wrap!(i, "[method]descriptor.open-at",
+    (fd: Fd, pf: PathFlags, path: String, of: OpenFlags, df: DescriptorFlags), open_at,
+    |state, note, result| before {
+        let write = df.contains(DescriptorFlags::WRITE)
+            || of.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
+        trap!(state, fd.rep(), &path, if write { "write" } else { "read" }, write);
+        state.writes.wrote |= of.contains(OpenFlags::CREATE);
+        let full = state.names.join(fd.rep(), &path);
+        // Whether it existed, asked only while recording a create.
+        let existed = if state.effects.active() && of.contains(OpenFlags::CREATE) {
+            let mut fs = state.filesystem();
+            let probe = Resource::new_borrow(fd.rep());
+            HostDescriptor::stat_at(&mut fs, probe, pf, path.clone()).await.is_ok()
+        } else {
+            true
+        };
+        let op = match (write, existed) {
+            (_, false) => Op::Create,
+            (true, true) => Op::Write,
+            (false, true) => Op::Read,
+        };
+        (full, op, of.contains(OpenFlags::DIRECTORY))
+    } after {
+        let (full, op, directory) = note;
+        state.did(&full, op, directory, result);
+        if let Ok(opened) = result {
+            state.names.name(opened.rep(), full);
+        }
+    });
+    wrap!(i, "[method]descriptor.create-directory-at", (fd: Fd, path: String), create_directory_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &path, "create", true);
+            state.writes.wrote = true;
+            state.names.join(fd.rep(), &path)
+        } after { state.did(&full, Op::Create, true, result) });
+    wrap!(i, "[method]descriptor.symlink-at", (fd: Fd, old: String, new: String), symlink_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &new, "create", true);
+            state.writes.wrote = true;
+            state.names.join(fd.rep(), &new)
+        } after { state.did(&full, Op::Create, false, result) });
+    // A hard link from one mounted folder into another would keep the file
+    // reachable after the grant of the first is gone (a workspace file
+    // linked into the data directory): links are made only within one
+    // descriptor, and across two answer `cross-device`, as between file
+    // systems (programs then copy).
+    wrap!(i, "[method]descriptor.link-at",
+        (fd: Fd, pf: PathFlags, old: String, new_fd: Fd, new: String), link_at,
+        |state, full, result| before {
+            if fd.rep() != new_fd.rep() {
+                return Ok((Err(ErrorCode::CrossDevice),));
+            }
+            trap!(state, fd.rep(), &new, "create", true);
+            state.writes.wrote = true;
+            state.names.join(fd.rep(), &new)
+        } after { state.did(&full, Op::Create, false, result) });
+    // A rename can move a file of any size into the data directory.
+    wrap!(i, "[method]descriptor.rename-at",
+    (fd: Fd, old: String, new_fd: Fd, new: String), rename_at,
+    |state, note, result| before {
+        trap!(state, fd.rep(), &old, "rename", true);
+        trap!(state, new_fd.rep(), &new, "rename", true);
+        state.writes.wrote = true;
+        (state.names.join(fd.rep(), &old), state.names.join(new_fd.rep(), &new))
+    } after {
+        state.did(&note.0, Op::Remove, false, result);
+        state.did(&note.1, Op::Create, false, result);
+    });
+    wrap!(i, "[method]descriptor.unlink-file-at", (fd: Fd, path: String), unlink_file_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &path, "remove", true);
+            state.names.join(fd.rep(), &path)
+        } after { state.did(&full, Op::Remove, false, result) });
+    wrap!(i, "[method]descriptor.remove-directory-at", (fd: Fd, path: String), remove_directory_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &path, "remove", true);
+            state.names.join(fd.rep(), &path)
+        } after { state.did(&full, Op::Remove, true, result) });
+    wrap!(i, "[method]descriptor.stat-at", (fd: Fd, pf: PathFlags, path: String), stat_at,
+    |state, full, result| before {
+        trap!(state, fd.rep(), &path, "read", false);
+        state.names.join(fd.rep(), &path)
+    } after {
+        let directory = matches!(result, Ok(stat) if stat.type_ == DescriptorType::Directory);
+        state.did(&full, Op::Read, directory, result);
+    });
+    wrap!(i, "[method]descriptor.readlink-at", (fd: Fd, path: String), readlink_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &path, "read", false);
+            state.names.join(fd.rep(), &path)
+        } after { state.did(&full, Op::Read, false, result) });
+    wrap!(i, "[method]descriptor.set-times-at",
+        (fd: Fd, pf: PathFlags, path: String, a: NewTimestamp, m: NewTimestamp), set_times_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &path, "write", true);
+            state.names.join(fd.rep(), &path)
+        } after { state.did(&full, Op::Write, false, result) });
+    wrap!(i, "[method]descriptor.metadata-hash-at", (fd: Fd, pf: PathFlags, path: String),
+        metadata_hash_at,
+        |state, full, result| before {
+            trap!(state, fd.rep(), &path, "read", false);
+            state.names.join(fd.rep(), &path)
+        } after { state.did(&full, Op::Read, false, result) });
+    wrap!(i, "[method]descriptor.read-directory", (fd: Fd), read_directory,
+        |state, path, result| before {
+            trap!(state, fd.rep(), "", "list", false);
+            state.names.of(fd.rep())
+        } after { state.did(&path, Op::List, true, result) });
+    wrap!(i, "[method]descriptor.read", (fd: Fd, len: u64, offset: u64), read,
+    |state, path, result| before { state.names.of(fd.rep()) }
+    after {
+        if let Ok((bytes, _)) = result {
+            state.effects.bytes(&path, bytes.len() as u64, 0);
+        }
+    });
+    wrap!(i, "[method]descriptor.write", (fd: Fd, buffer: Vec<u8>, offset: u64), write,
+    |state, path, result| before {
+        state.writes.wrote = true;
+        state.names.of(fd.rep())
+    } after {
+        match result {
+            Ok(written) => state.effects.bytes(&path, 0, *written),
+            Err(_) => state.did(&path, Op::Write, false, result),
+        }
+    });
+    wrap!(i, "[method]descriptor.set-size", (fd: Fd, size: u64), set_size,
+        |state, path, result| before {
+            state.writes.wrote = true;
+            state.names.of(fd.rep())
+        } after { state.did(&path, Op::Write, false, result) });
+    i.func_wrap(
+        "[method]descriptor.read-via-stream",
+        |mut store, (fd, offset): (Fd, u64)| {
+            let state = store.data_mut();
+            let path = state.names.of(fd.rep());
+            let answer = {
+                let mut fs = state.filesystem();
+                let result = HostDescriptor::read_via_stream(&mut fs, fd, offset);
+                answer(&mut fs, result)?
+            };
+            if let (Ok(stream), true) = (&answer.0, state.effects.active()) {
+                let stream: &Resource<InputStream> = stream;
+                count_input(&mut state.table, stream, &state.effects, Target::File(path))?;
+            }
+            Ok(answer)
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.write-via-stream",
+        |store, (fd, offset): (Fd, u64)| {
+            streamed(store, fd, |fs, fd| {
+                HostDescriptor::write_via_stream(fs, fd, offset)
+            })
+        },
+    )?;
+    i.func_wrap(
+        "[method]descriptor.append-via-stream",
+        |store, (fd,): (Fd,)| {
+            streamed(store, fd, |fs, fd| {
+                HostDescriptor::append_via_stream(fs, fd)
+            })
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// Runs a function that hands out a write stream: marks the instance
+/// written, remembers the stream until the guest drops it (a stream kept
+/// across calls can write in any later call), and counts what goes through
+/// it while a call is recorded.
+fn streamed(
+    mut store: StoreContextMut<'_, HostState>,
+    fd: Fd,
+    call: impl FnOnce(&mut WasiFilesystemCtxView<'_>, Fd) -> FsResult<Resource<OutputStream>>,
+) -> Answer<Resource<OutputStream>> {
+    let state = store.data_mut();
+    state.writes.wrote = true;
+    let path = state.names.of(fd.rep());
+    let answer = {
+        let mut fs = state.filesystem();
+        let result = call(&mut fs, fd);
+        answer(&mut fs, result)?
+    };
+    state.did(&path, Op::Write, false, &answer.0);
+    if let Ok(stream) = &answer.0 {
+        state.writes.streams.push(stream.rep());
+        if state.effects.active() {
+            count_output(&mut state.table, stream, &state.effects, Target::File(path))?;
+        }
+    }
+    Ok(answer)
+}
+
+/// `get-directories`, naming each preopen by its mount path and finding
+/// the learning trap among them.
+fn link_preopens(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    let mut i = linker.instance(PREOPENS_INTERFACE)?;
+    i.func_wrap(
+        "get-directories",
+        |mut store: StoreContextMut<'_, HostState>, (): ()| {
+            let state = store.data_mut();
+            let directories = preopens::Host::get_directories(&mut state.filesystem())?;
+            for (fd, path) in &directories {
+                if state.names.trap_mounted && path == TRAP_PATH {
+                    state.names.trap = Some(fd.rep());
+                }
+                state.names.name(fd.rep(), path.clone());
+            }
+            Ok((directories,))
+        },
+    )?;
+    Ok(())
+}

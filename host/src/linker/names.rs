@@ -1,0 +1,112 @@
+//! Which path each descriptor the guest holds was opened by: preopens by
+//! their mount path, the rest joined from their parent's. Receipts and
+//! refusals name files by it; nothing is decided from it (WASI's own
+//! descriptors decide what can be reached).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::policy::wording::{Setting, worded};
+
+/// Where the learning trap is mounted: a path outside every mount
+/// resolves to it in the guest, so the host sees (and refuses) the attempt
+/// instead of the guest's libc failing it unseen.
+pub(crate) const TRAP_PATH: &str = "/";
+
+/// The path of each descriptor, by resource id.
+#[derive(Debug, Default)]
+pub(crate) struct FdNames {
+    by_rep: HashMap<u32, String>,
+    /// The learning trap's descriptor, once the guest listed its preopens.
+    pub(crate) trap: Option<u32>,
+    /// Whether the trap is mounted in this instance.
+    pub(crate) trap_mounted: bool,
+}
+
+impl FdNames {
+    /// Remembers that descriptor `rep` is `path`.
+    pub(crate) fn name(&mut self, rep: u32, path: String) {
+        self.by_rep.insert(rep, path);
+    }
+
+    /// The path of descriptor `rep` (`?` if unknown).
+    pub(crate) fn of(&self, rep: u32) -> String {
+        self.by_rep.get(&rep).cloned().unwrap_or_else(|| "?".into())
+    }
+
+    /// `path` relative to descriptor `rep`, as one lexically normalized
+    /// path (`.` dropped, `..` taken back).
+    pub(crate) fn join(&self, rep: u32, path: &str) -> String {
+        let base = self.by_rep.get(&rep).map_or("?", String::as_str);
+        join(base, path)
+    }
+
+    /// Whether `rep` is the learning trap.
+    pub(crate) fn is_trap(&self, rep: u32) -> bool {
+        self.trap == Some(rep)
+    }
+}
+
+/// `path` under `base`, lexically normalized.
+fn join(base: &str, path: &str) -> String {
+    let absolute = base.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in base.split('/').chain(path.split('/')) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+/// The rule that would let the plugin read (or write) `path`: its folder
+/// (the path itself if it is a folder here) as an extra mount, under the
+/// capability that mounts it.
+pub(crate) fn allow_path(path: &str, write: bool) -> String {
+    let folder = folder_of(path);
+    if write {
+        format!(
+            "{} (with projectWrite)",
+            worded(Setting::AllowWrite, folder.display())
+        )
+    } else {
+        format!(
+            "{} (with projectRead)",
+            worded(Setting::AllowRead, folder.display())
+        )
+    }
+}
+
+/// The folder a mount must cover for `path`: itself if it is a folder on
+/// this machine, else its parent.
+pub(crate) fn folder_of(path: &str) -> &Path {
+    let path = Path::new(path);
+    if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_are_lexical() {
+        assert_eq!(join("/w", "a/b.txt"), "/w/a/b.txt");
+        assert_eq!(join("/w", "./a/../b"), "/w/b");
+        assert_eq!(join("/w", "../../etc/hosts"), "/etc/hosts");
+        assert_eq!(join("/", "etc/hosts"), "/etc/hosts");
+        assert_eq!(join("/w/", "."), "/w");
+    }
+}

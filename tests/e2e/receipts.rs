@@ -1,0 +1,243 @@
+//! Effect receipts through the embedding API, as an agent host asks for
+//! them (`CallOptions::with_receipt`): what a call did, counted where the
+//! plugin meets WASI, bounded for a plugin that touches everything.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use lingxi_wasm_host::limits::MAX_RECEIPT_ENTRIES;
+use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
+use lingxi_wasm_host::{
+    CallOptions, Grant, Limits, NetRule, PluginHost, PluginOptions, PluginSet, Receipt,
+    ReceiptSlot, Runtime, Session,
+};
+
+use crate::support::{guest, tokio};
+
+/// A session of the testbed under `grant`.
+async fn testbed(grant: Grant) -> (PluginSet, Session) {
+    let mut set = PluginSet::new(Runtime::new().unwrap());
+    let options = PluginOptions::grant(grant);
+    set.load_file(&guest("testbed"), options).await.unwrap();
+    let session = set.session("receipts", None).unwrap();
+    (set, session)
+}
+
+/// Calls `tool` and returns its answer and its receipt.
+async fn call(session: &Session, tool: &str, arguments: &str) -> (Result<String, String>, Receipt) {
+    let slot = ReceiptSlot::new();
+    let options = CallOptions::default().with_receipt(&slot);
+    let answer = session.call_tool(tool, arguments, options).await;
+    let receipt = slot.take().expect("a call that ran leaves a receipt");
+    (answer.map_err(|e| e.to_string()), receipt)
+}
+
+fn canonical(path: &Path) -> String {
+    dunce::canonicalize(path).unwrap().display().to_string()
+}
+
+/// A server on loopback that answers one line with `pong`.
+fn pong_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut line = String::new();
+            let mut reader = BufReader::new(&stream);
+            if reader.read_line(&mut line).is_ok() {
+                let _ = (&stream).write_all(b"pong\n");
+            }
+        }
+    });
+    port
+}
+
+#[test]
+fn a_receipt_names_the_files_variables_and_hosts_of_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = canonical(dir.path());
+    std::fs::write(dir.path().join("in.txt"), "hello").unwrap();
+    let port = pong_server();
+    tokio().block_on(async {
+        let grant = Grant {
+            workspace: Some(ws.clone().into()),
+            env: vec![("LANG".into(), "C".into()), ("MODE".into(), "x".into())],
+            ..Grant::default()
+        };
+        let (_set, session) = testbed(grant).await;
+
+        let (answer, receipt) = call(&session, "read-file", &format!("{ws}/in.txt")).await;
+        assert_eq!(answer.as_deref(), Ok("hello"));
+        assert_eq!(receipt.call, "tool.execute 'read-file'");
+        let file = receipt
+            .files
+            .iter()
+            .find(|f| f.path == format!("{ws}/in.txt"));
+        let file = file.unwrap_or_else(|| panic!("{receipt:#?}"));
+        assert!(file.read && !file.write && file.bytes_read == 5, "{file:?}");
+        assert!(
+            receipt.wall_micros > 0 && receipt.peak_memory_bytes > 0,
+            "{receipt:?}"
+        );
+        assert!(
+            receipt.environment.is_empty(),
+            "read-file never reads the environment"
+        );
+
+        let (answer, receipt) = call(&session, "write-file", &format!("{ws}/out.txt")).await;
+        assert_eq!(answer.as_deref(), Ok("written"));
+        let file = receipt.files.iter().find(|f| f.path.ends_with("/out.txt"));
+        let file = file.unwrap_or_else(|| panic!("{receipt:#?}"));
+        assert!(file.created && file.write, "{file:?}");
+        assert_eq!(file.bytes_written, "written by plugin".len() as u64);
+
+        let (_, receipt) = call(&session, "list-dir", &ws).await;
+        let listed = receipt.files.iter().find(|f| f.path == ws && f.listed);
+        assert!(listed.is_some(), "{receipt:#?}");
+
+        let (answer, receipt) = call(&session, "tcp", &format!("127.0.0.1:{port}")).await;
+        assert_eq!(answer.as_deref(), Ok("pong"));
+        let connection = &receipt.connections[0];
+        assert_eq!(
+            (
+                connection.protocol.as_str(),
+                connection.address.as_str(),
+                connection.port
+            ),
+            ("tcp", "127.0.0.1", port)
+        );
+        assert_eq!(
+            (connection.count, connection.bytes_out),
+            (1, 5),
+            "{connection:?}"
+        );
+        assert_eq!(
+            connection.bytes_in, 5,
+            "pong and its newline: {connection:?}"
+        );
+
+        let (_, receipt) = call(&session, "dns", "localhost").await;
+        assert_eq!(receipt.lookups[0].name, "localhost", "{receipt:#?}");
+        assert!(!receipt.lookups[0].addresses.is_empty(), "{receipt:#?}");
+    });
+}
+
+#[test]
+fn a_refusal_names_the_rule_that_would_allow_it() {
+    let port = pong_server();
+    tokio().block_on(async {
+        let grant = Grant {
+            allow_net: vec!["127.0.0.1:1".parse::<NetRule>().unwrap()],
+            ..Grant::default()
+        };
+        let (_set, session) = testbed(grant).await;
+        let (answer, receipt) = call(&session, "tcp", &format!("127.0.0.1:{port}")).await;
+        assert!(answer.is_err(), "the port is not allowed: {answer:?}");
+        assert!(receipt.connections.is_empty(), "{receipt:#?}");
+        let refusal = &receipt.refused[0];
+        assert_eq!(refusal.what, format!("connect to 127.0.0.1:{port} (tcp)"));
+        assert!(
+            refusal
+                .allow
+                .contains(&format!("allow-net = [\"127.0.0.1:{port}\"]")),
+            "{refusal:?}"
+        );
+        assert_eq!(receipt.totals.refused, 1);
+    });
+}
+
+#[test]
+fn a_flood_is_counted_and_the_receipt_stays_bounded() {
+    let data = tempfile::tempdir().unwrap();
+    tokio().block_on(async {
+        let grant = Grant {
+            data_root: Some(data.path().to_owned()),
+            ..Grant::default()
+        };
+        let (_set, session) = testbed(grant).await;
+        let slot = ReceiptSlot::new();
+        let options = CallOptions::within(Duration::from_secs(60)).with_receipt(&slot);
+        let answer = session.call_tool("touch-many", "3000", options).await;
+        assert_eq!(answer.unwrap(), "created 3000 files");
+        let receipt = slot.take().unwrap();
+        assert_eq!(
+            receipt.files.len(),
+            MAX_RECEIPT_ENTRIES,
+            "the first entries"
+        );
+        assert!(
+            receipt.files[0].path.starts_with("/lingxi/data"),
+            "{:?}",
+            receipt.files[0]
+        );
+        assert!(
+            receipt.totals.file_operations >= 3000,
+            "{:?}",
+            receipt.totals
+        );
+        assert!(receipt.totals.omitted > 0, "it says what it left out");
+        let json = serde_json::to_string(&receipt).unwrap();
+        assert!(json.len() < 32 * 1024, "{} bytes", json.len());
+    });
+}
+
+#[test]
+fn a_call_that_crashes_still_gets_its_receipt() {
+    let data = tempfile::tempdir().unwrap();
+    tokio().block_on(async {
+        let grant = Grant {
+            data_root: Some(data.path().to_owned()),
+            ..Grant::default()
+        };
+        let (_set, session) = testbed(grant).await;
+        let (answer, receipt) = call(&session, "fill-then-panic", "1").await;
+        assert!(answer.unwrap_err().contains("crashed"));
+        let written: u64 = receipt.files.iter().map(|f| f.bytes_written).sum();
+        assert_eq!(written, 1024 * 1024, "{receipt:#?}");
+        // The restarted instance's first call has a receipt of its own.
+        let (answer, receipt) = call(&session, "ok", "x").await;
+        assert_eq!(answer.as_deref(), Ok("ok:x"));
+        assert!(
+            receipt.files.is_empty() && receipt.totals == Default::default(),
+            "{receipt:#?}"
+        );
+    });
+}
+
+#[test]
+fn the_call_that_reads_the_environment_names_what_it_was_handed() {
+    tokio().block_on(async {
+        let runtime = Runtime::new().unwrap();
+        let component = runtime.load_file(&guest("testbed")).await.unwrap();
+        let grant = Grant {
+            env: vec![("LANG".into(), "C".into()), ("MODE".into(), "x".into())],
+            ..Grant::default()
+        };
+        let mut host = PluginHost::new(component, grant, Limits::default());
+        let slot = ReceiptSlot::new();
+        host.keep_receipts(Some(slot.clone()));
+        // The testbed reads a variable when it activates; WASI hands a
+        // guest its whole environment on its first read, and its libc
+        // keeps it: that call's receipt names what it was handed.
+        let request = InitializeRequest {
+            host_ipc_version: Some(1),
+            core_version: None,
+        };
+        host.initialize(request).await.unwrap();
+        let receipt = slot.take().unwrap();
+        assert_eq!(receipt.call, "plugin.initialize");
+        assert_eq!(receipt.environment, ["LANG", "MODE"], "{receipt:#?}");
+        let call = ToolCall {
+            tool_name: "getenv".into(),
+            arguments: "LANG".into(),
+            session_id: "s".into(),
+            tool_call_id: "c".into(),
+        };
+        let answer = host.execute_tool(call, CallOptions::default()).await;
+        assert_eq!(answer.unwrap(), "C");
+        let receipt = slot.take().unwrap();
+        assert!(receipt.environment.is_empty(), "read once: {receipt:#?}");
+    });
+}
