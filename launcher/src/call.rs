@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack;
-use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, Server, printable};
+use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable};
 use serde_json::{Value, json};
 
 /// What to call.
@@ -92,8 +92,9 @@ pub fn call(
     plugin: &Path,
     flags: Option<PolicySpec>,
     target: Target,
-    json: bool,
+    output: Output<'_>,
 ) -> Result<()> {
+    let Output { json, effects } = output;
     // A packed file brings its grants; flags given now are laid over them
     // (a limit raised or lowered never widens what it was granted).
     let (component, spec) = match pack::read(plugin)? {
@@ -116,6 +117,8 @@ pub fn call(
     };
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!spec.no_validate);
+    let receipts = effects.map(|_| ReceiptSlot::new());
+    host.keep_receipts(receipts.clone());
     for line in host.policy().report(host.grant()) {
         tracing::warn!("[{}] {line}", host.manifest().id);
     }
@@ -126,6 +129,10 @@ pub fn call(
     let mut handshake = Value::Null;
     for setup in [snapshot, initialize] {
         let answer = answer(&mut server, &setup)?;
+        // Only the call's own receipt is written.
+        if let Some(slot) = &receipts {
+            slot.take();
+        }
         if let Some(error) = answer.get("error").and_then(Value::as_str) {
             bail!("{} failed: {}", setup["method"], printable(error));
         }
@@ -140,9 +147,11 @@ pub fn call(
             );
         }
     }
-    let line = server
-        .handle_line(&target.request().to_string())
-        .context("the launcher gave no answer")?;
+    let line = server.handle_line(&target.request().to_string());
+    if let (Some(file), Some(slot)) = (effects, &receipts) {
+        write_receipt(file, slot.take())?;
+    }
+    let line = line.context("the launcher gave no answer")?;
     let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
     if json {
         println!("{line}");
@@ -162,6 +171,20 @@ pub fn call(
         print_result(&answer["result"]);
     }
     Ok(())
+}
+
+/// How `call` answers.
+pub struct Output<'a> {
+    /// The raw JSON-Lines response instead of the result.
+    pub json: bool,
+    /// Where to write the call's receipt, as JSON.
+    pub effects: Option<&'a Path>,
+}
+
+/// Writes the call's receipt (or `null` if the plugin never ran) to `file`.
+fn write_receipt(file: &Path, receipt: Option<lingxi_wasm_host::Receipt>) -> Result<()> {
+    let text = serde_json::to_string_pretty(&receipt)? + "\n";
+    std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
 }
 
 /// The names in a handshake list (of strings, or of objects' `field`),

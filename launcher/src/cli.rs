@@ -135,6 +135,43 @@ pub enum Command {
         /// Print the raw JSON-Lines response instead of the result.
         #[arg(long)]
         json: bool,
+        /// Write the call's receipt to FILE as JSON: what it did, counted
+        /// where the plugin meets WASI (files and bytes, folders, hosts,
+        /// variables, HTTP requests, refusals, time, memory, output).
+        #[arg(long, value_name = "FILE")]
+        effects: Option<PathBuf>,
+        #[command(flatten)]
+        grants: Box<GrantArgs>,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// Learn the narrowest policy a plugin needs: run it in a recording
+    /// sandbox, never granting more than the grant flags given (the
+    /// ceiling; by default what it declares, within --workspace or the
+    /// current folder), through the calls named (in the order given), and
+    /// write a policy file for --policy that covers what they used, each
+    /// rule under a comment naming the calls that needed it. What the
+    /// plugin tried beyond the ceiling is reported and not added.
+    Learn {
+        /// A component (.wasm) or a packed plugin (which brings its grants
+        /// as the ceiling; flags given here are laid over them).
+        plugin: PathBuf,
+        /// Call a tool with its JSON arguments. Repeatable.
+        #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"], action = clap::ArgAction::Append)]
+        call: Vec<String>,
+        /// Run a slash command line, e.g. "/stats src". Repeatable.
+        #[arg(long, value_name = "LINE")]
+        command: Vec<String>,
+        /// Send the requests of a session recorded by `record` or
+        /// `install --record`. Repeatable.
+        #[arg(long, value_name = "RECORDING")]
+        replay: Vec<PathBuf>,
+        /// The policy file to write.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         grants: Box<GrantArgs>,
         #[command(flatten)]

@@ -14,6 +14,7 @@ mod executable;
 mod export;
 mod grants;
 mod install;
+mod learn;
 mod new;
 mod packed;
 mod signing;
@@ -26,6 +27,8 @@ use lingxi_wasm_launcher::serve::{
     init_logging, one_line, quiet_on_closed_pipe, serve, silence_stdout, tokio,
 };
 use lingxi_wasm_launcher::{mcp, record};
+
+use std::path::PathBuf;
 
 use crate::cli::{CacheArgs, Cli, Command};
 
@@ -157,12 +160,37 @@ fn run(cli: Cli) -> Result<()> {
             args,
             hook,
             json,
+            effects,
             grants,
             cache,
         }) => {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
             let target = call::Target::parse(hook, target, args)?;
-            call::call(tokio, &runtime(&cache)?, &plugin, flags, target, json)
+            let output = call::Output {
+                json,
+                effects: effects.as_deref(),
+            };
+            call::call(tokio, &runtime(&cache)?, &plugin, flags, target, output)
+        }
+        Some(Command::Learn {
+            plugin,
+            call,
+            command,
+            replay,
+            output,
+            force,
+            grants,
+            cache,
+        }) => {
+            let flags = grants.any().then(|| grants.spec()).transpose()?;
+            let learn = learn::Learn {
+                plugin: &plugin,
+                ceiling: flags,
+                steps: learn_steps(call, command, replay),
+                output: &output,
+                force,
+            };
+            learn::learn(tokio, &runtime(&cache)?, learn)
         }
         Some(Command::Mcp {
             plugin,
@@ -265,6 +293,32 @@ fn run(cli: Cli) -> Result<()> {
             serve(tokio, component, &cli.grants.spec()?, None)
         }
     }
+}
+
+/// `learn`'s steps in the order the command line gives them (clap keeps
+/// each flag's values apart; their positions say the order).
+fn learn_steps(call: Vec<String>, command: Vec<String>, replay: Vec<PathBuf>) -> Vec<learn::Step> {
+    use clap::CommandFactory;
+    let matches = Cli::command().get_matches_from(std::env::args_os());
+    let positions = |id: &str, every: usize| -> Vec<usize> {
+        matches
+            .subcommand_matches("learn")
+            .and_then(|m| m.indices_of(id))
+            .map(|i| i.step_by(every).collect())
+            .unwrap_or_default()
+    };
+    let mut steps: Vec<(usize, learn::Step)> = Vec::new();
+    let calls = call.chunks_exact(2).map(|pair| learn::Step::Call {
+        tool: pair[0].clone(),
+        arguments: pair[1].clone(),
+    });
+    steps.extend(positions("call", 2).into_iter().zip(calls));
+    let commands = command.into_iter().map(learn::Step::Command);
+    steps.extend(positions("command", 1).into_iter().zip(commands));
+    let replays = replay.into_iter().map(learn::Step::Replay);
+    steps.extend(positions("replay", 1).into_iter().zip(replays));
+    steps.sort_by_key(|(at, _)| *at);
+    steps.into_iter().map(|(_, step)| step).collect()
 }
 
 /// The engine with the compile cache the flags ask for.

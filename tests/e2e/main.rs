@@ -13,6 +13,7 @@ mod embed;
 mod embed_contracts;
 mod embed_load;
 mod isolation;
+mod learn;
 mod lifecycle;
 mod mcp;
 mod newcomer;

@@ -517,3 +517,38 @@ fn plugin_data_that_is_not_a_plugins_own_folder_is_refused() {
         );
     }
 }
+
+/// A client that asks for a call's receipt (`_meta` key
+/// `dev.lingxi-wasm/effects`) gets it in the result's `_meta`; one that
+/// does not gets none.
+#[test]
+fn a_receipt_rides_in_the_results_meta_when_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("inside.txt"), "inside").unwrap();
+    let inside = project.canonicalize().unwrap().join("inside.txt");
+    let path = inside.display().to_string();
+    let calls = json!([
+        {"tool": "read-file", "arguments": {"input": path}, "meta": {"dev.lingxi-wasm/effects": true}},
+        {"tool": "read-file", "arguments": {"input": path}},
+    ])
+    .to_string();
+    let testbed = guest("testbed");
+    let server = [
+        launcher(),
+        "mcp",
+        testbed.to_str().unwrap(),
+        "--grant",
+        "projectRead",
+    ];
+    let report = with_root(&project, &calls, &server, dir.path());
+    let r = &report["results"];
+    assert_eq!(r[0]["text"], "inside", "{report}");
+    let receipt = &r[0]["meta"]["dev.lingxi-wasm/effects"];
+    assert_eq!(receipt["call"], "tool.execute 'read-file'", "{report}");
+    let files = receipt["files"].as_array().unwrap();
+    let file = files.iter().find(|f| f["path"] == path.as_str());
+    assert_eq!(file.map(|f| &f["bytesRead"]), Some(&json!(6)), "{report}");
+    assert!(r[1].get("meta").is_none(), "not asked: {report}");
+}

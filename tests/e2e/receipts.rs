@@ -241,3 +241,43 @@ fn the_call_that_reads_the_environment_names_what_it_was_handed() {
         assert!(receipt.environment.is_empty(), "read once: {receipt:#?}");
     });
 }
+
+/// `call --effects FILE` writes the call's receipt as JSON: here the
+/// workspace-stats example walking a small project.
+#[test]
+fn call_writes_the_receipt_of_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let effects = dir.path().join("effects.json");
+    let out = crate::support::launcher()
+        .arg("call")
+        .arg(guest("workspace-stats"))
+        .args(["workspace.stats", "{}", "--workspace"])
+        .arg(&project)
+        .arg("--effects")
+        .arg(&effects)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let receipt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&effects).unwrap()).unwrap();
+    assert_eq!(
+        receipt["call"], "tool.execute 'workspace.stats'",
+        "{receipt}"
+    );
+    let src = canonical(&project.join("src"));
+    let files = receipt["files"].as_array().unwrap();
+    assert!(
+        files
+            .iter()
+            .any(|f| f["path"] == src.as_str() && f["listed"] == true),
+        "{receipt:#}"
+    );
+    assert!(receipt["wallMicros"].as_u64().unwrap() > 0, "{receipt}");
+}

@@ -8,7 +8,8 @@ tests ask, and prints one JSON report on stdout.
                                                 start its one MCP server
 
 Options:
-    --calls JSON     a list of steps: {"tool": NAME, "arguments": {...}} or
+    --calls JSON     a list of steps: {"tool": NAME, "arguments": {...},
+                     "meta": {...} (the request's _meta, optional)} or
                      {"prompt": NAME, "arguments": "typed text"}
     --roots URI      offer this MCP root (repeatable); without any, the client
                      offers no roots capability
@@ -18,7 +19,8 @@ Options:
     --schemas DIR    the vendored Agent Plugins schemas (with --package)
 
 The report: {"protocolVersion", "serverInfo", "tools", "prompts",
-"results": [{"ms", "isError", "text"} | {"ms", "error": {"code", "message"}}],
+"results": [{"ms", "isError", "text", "meta" (the result's _meta, if any)} |
+{"ms", "error": {"code", "message"}}],
 "package": {...} (with --package)}. A package that does not load is reported
 with its problems and exit status 3; nothing is started.
 """
@@ -68,9 +70,12 @@ async def step(session, entry, timeout):
     out = {}
     try:
         if "tool" in entry:
-            result = await session.call_tool(entry["tool"], entry.get("arguments"), read_timeout_seconds=timeout)
+            meta = entry.get("meta")
+            result = await session.call_tool(entry["tool"], entry.get("arguments"), read_timeout_seconds=timeout, meta=meta)
             out["isError"] = bool(result.is_error)
             out["text"] = text_of(result.content)
+            if result.meta:
+                out["meta"] = result.meta
         else:
             arguments = entry.get("arguments")
             arguments = None if arguments is None else {"arguments": arguments}

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::policy::wording::{Setting, worded};
+use crate::storage::DATA_GUEST_PATH;
 
 /// Where the learning trap is mounted: a path outside every mount
 /// resolves to it in the guest, so the host sees (and refuses) the attempt
@@ -72,6 +73,12 @@ fn join(base: &str, path: &str) -> String {
 /// (the path itself if it is a folder here) as an extra mount, under the
 /// capability that mounts it.
 pub(crate) fn allow_path(path: &str, write: bool) -> String {
+    if Path::new(path).starts_with(DATA_GUEST_PATH) {
+        return format!(
+            "the plugin's data directory, which it does not have (storage is off: {}, or it cannot be opened)",
+            worded(Setting::NoStorage, "")
+        );
+    }
     let folder = folder_of(path);
     if write {
         format!(

@@ -7,6 +7,7 @@
 //! [`net`], the policy file in [`mod@file`].
 
 pub mod file;
+pub mod learn;
 pub mod net;
 pub mod wording;
 

@@ -17,6 +17,12 @@ use serde_json::{Value, json};
 /// capabilities, approval, concurrency, timeout, path parameters).
 pub const CONTRACT_META: &str = "dev.lingxi-wasm/contract";
 
+/// The `_meta` key of a `tools/call` that asks for the call's receipt
+/// (any value but `false`), and under which the result then carries it:
+/// what the call did, counted where the plugin meets WASI
+/// (`lingxi_wasm_host::effects`). Nobody asking costs nothing.
+pub const EFFECTS_META: &str = "dev.lingxi-wasm/effects";
+
 /// The one argument of every prompt: the command's arguments as typed.
 pub const PROMPT_ARGUMENT: &str = "arguments";
 
@@ -177,6 +183,16 @@ pub fn tool_result(text: String) -> CallToolResult {
 /// are reported in the result, so the model can correct itself.
 pub fn tool_failure(error: &CallError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+}
+
+/// Puts `receipt` into `result`'s `_meta`, under [`EFFECTS_META`].
+pub fn attach_receipt(result: &mut CallToolResult, receipt: &lingxi_wasm_host::Receipt) {
+    let value = serde_json::to_value(receipt).unwrap_or_default();
+    result
+        .meta
+        .get_or_insert_with(Default::default)
+        .0
+        .insert(EFFECTS_META.into(), value);
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use lingxi_wasm_host::types::InitializeRequest;
 use lingxi_wasm_host::{
-    CallError, CallOptions, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec, Runtime,
-    Session,
+    CallError, CallOptions, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec,
+    ReceiptSlot, Runtime, Session,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
@@ -27,7 +27,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 
-pub use map::{CONTRACT_META, PROMPT_ARGUMENT};
+pub use map::{CONTRACT_META, EFFECTS_META, PROMPT_ARGUMENT};
+pub use roots::shared_place;
 
 /// The environment variable an Agent Plugins host sets to the plugin's
 /// persistent data directory.
@@ -215,13 +216,24 @@ impl ServerHandler for Handler {
             true => None,
             false => Some(self.queue.lock().await),
         };
-        let call = self
-            .session
-            .call_tool(name, &arguments, CallOptions::default());
-        let result = match cancellable(&context, call).await? {
+        // A receipt only for a client that asks for one (see map.rs).
+        let asked = [request.meta.as_deref(), Some(&*context.meta)]
+            .into_iter()
+            .flatten()
+            .any(|meta| meta.get(map::EFFECTS_META).is_some_and(|v| *v != false));
+        let slot = asked.then(ReceiptSlot::new);
+        let options = match &slot {
+            Some(slot) => CallOptions::default().with_receipt(slot),
+            None => CallOptions::default(),
+        };
+        let call = self.session.call_tool(name, &arguments, options);
+        let mut result = match cancellable(&context, call).await? {
             Ok(text) => map::tool_result(text),
             Err(error) => map::tool_failure(&error),
         };
+        if let Some(receipt) = slot.as_ref().and_then(ReceiptSlot::take) {
+            map::attach_receipt(&mut result, &receipt);
+        }
         Ok(result.into())
     }
 

@@ -124,7 +124,7 @@ pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
 /// folder directly under it (`/etc`, `/tmp`, `/home`, `C:\Windows`,
 /// `C:\Users`), or the user's home folder or a folder above it (see
 /// [`homes`]).
-pub(super) fn shared_place(resolved: &Path) -> bool {
+pub fn shared_place(resolved: &Path) -> bool {
     use std::path::Component;
     let depth = resolved
         .components()

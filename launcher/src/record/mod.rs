@@ -32,7 +32,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 pub use proxy::{plugin_command, record};
-pub use replay::{ReplayArgs, replay};
+pub use replay::{ReplayArgs, replay, requests};
 pub use tee::Tee;
 
 /// Longest line kept in a recording; a longer one is kept cut, marked with

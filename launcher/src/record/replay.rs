@@ -65,6 +65,20 @@ enum Step {
     },
 }
 
+/// The requests a recording (or a conformance transcript) sends, in order:
+/// what `learn --replay` runs again.
+pub fn requests(file: &Path) -> Result<Vec<Vec<u8>>> {
+    let text = read_recording(file)?;
+    let (_, steps) = parse(&text, file)?;
+    Ok(steps
+        .into_iter()
+        .filter_map(|(_, step)| match step {
+            Step::Send { line, .. } => Some(line),
+            _ => None,
+        })
+        .collect())
+}
+
 /// Replays and prints the differences; `Ok(false)` when a response differed.
 pub fn replay(args: ReplayArgs) -> Result<bool> {
     let text = read_recording(&args.file)?;

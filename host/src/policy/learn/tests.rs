@@ -1,0 +1,153 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::effects::{Connection, FileUse, Lookup, Totals};
+
+fn file(path: &str, set: impl FnOnce(&mut FileUse)) -> FileUse {
+    let mut use_ = FileUse {
+        path: path.into(),
+        ..FileUse::default()
+    };
+    set(&mut use_);
+    use_
+}
+
+fn receipt(call: &str, set: impl FnOnce(&mut Receipt)) -> Receipt {
+    let mut receipt = Receipt {
+        call: call.into(),
+        ..Receipt::default()
+    };
+    set(&mut receipt);
+    receipt
+}
+
+fn parsed(text: &str) -> PolicySpec {
+    PolicySpec::from_toml(text, Path::new("learned.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn the_narrowest_folders_hosts_and_variables() {
+    let receipts = [
+        receipt("plugin.initialize", |r| r.environment = vec!["LANG".into()]),
+        receipt("tool.execute 'scan'", |r| {
+            r.files = vec![
+                file("/ws/src/a.rs", |f| f.read = true),
+                file("/ws/src/b.rs", |f| f.read = true),
+                file("/ws/docs", |f| f.listed = true),
+                file("/ws/src/deep", |f| {
+                    f.listed = true;
+                    f.directory = true;
+                }),
+            ];
+        }),
+        receipt("tool.execute 'save'", |r| {
+            r.files = vec![file("/ws/out/x.txt", |f| {
+                f.write = true;
+                f.created = true;
+            })];
+            r.lookups = vec![
+                Lookup {
+                    name: "api.example.com".into(),
+                    addresses: vec!["192.0.2.1".into()],
+                },
+                Lookup {
+                    name: "only.example".into(),
+                    addresses: vec![],
+                },
+            ];
+            r.connections = vec![Connection {
+                protocol: "tcp".into(),
+                name: Some("api.example.com".into()),
+                address: "192.0.2.1".into(),
+                port: 443,
+                count: 1,
+                ..Connection::default()
+            }];
+        }),
+    ];
+    let learned = learn(&PolicySpec::default(), &receipts).unwrap();
+    let spec = &learned.spec;
+    assert_eq!(
+        spec.grant.as_deref(),
+        Some(&["projectWrite".to_owned(), "networkAccess".to_owned()][..])
+    );
+    assert_eq!(spec.workspace.as_deref(), Some(Path::new("/ws/out")));
+    assert_eq!(
+        spec.allow_read,
+        [PathBuf::from("/ws/src"), PathBuf::from("/ws/docs")]
+    );
+    assert!(spec.allow_write.is_empty());
+    assert_eq!(spec.allow_net, ["api.example.com:443", "only.example:0"]);
+    assert_eq!(spec.env, ["LANG"]);
+    assert!(spec.no_storage);
+    assert_eq!(&parsed(&learned.text), spec, "{}", learned.text);
+    assert!(
+        learned.text.contains("# tool.execute 'save' connected to api.example.com (192.0.2.1:443, tcp)\n  \"api.example.com:443\","),
+        "{}",
+        learned.text
+    );
+    assert!(
+        learned
+            .text
+            .contains("# tool.execute 'scan' read /ws/src/a.rs"),
+        "{}",
+        learned.text
+    );
+}
+
+#[test]
+fn nothing_used_grants_nothing() {
+    let learned = learn(
+        &PolicySpec::default(),
+        &[receipt("tool.execute 'ok'", |_| {})],
+    )
+    .unwrap();
+    assert_eq!(learned.spec.grant, Some(vec!["none".to_owned()]));
+    assert!(learned.spec.no_storage && learned.spec.workspace.is_none());
+    assert_eq!(parsed(&learned.text), learned.spec);
+}
+
+#[test]
+fn storage_used_stays_and_refusals_are_reported_not_granted() {
+    let ceiling = PolicySpec {
+        data_root: Some("/data".into()),
+        timeout: Some(3.0),
+        ..PolicySpec::default()
+    };
+    let receipts = [receipt("tool.execute 'kv'", |r| {
+        r.files = vec![file("/lingxi/data/kv.json", |f| f.write = true)];
+        r.refused = vec![Refusal {
+            what: "read /etc/hosts".into(),
+            allow: "allow-read = [\"/etc\"]".into(),
+        }];
+    })];
+    let learned = learn(&ceiling, &receipts).unwrap();
+    assert!(!learned.spec.no_storage);
+    assert_eq!(learned.spec.data_root.as_deref(), Some(Path::new("/data")));
+    assert!(learned.spec.allow_read.is_empty());
+    assert_eq!(learned.refused.len(), 1);
+    assert!(learned.text.contains("read /etc/hosts"), "{}", learned.text);
+    assert_eq!(parsed(&learned.text), learned.spec, "{}", learned.text);
+}
+
+#[test]
+fn an_incomplete_receipt_is_not_learned_from() {
+    let receipts = [receipt("tool.execute 'flood'", |r| {
+        r.totals = Totals {
+            omitted: 3,
+            ..Totals::default()
+        };
+    })];
+    let error = learn(&PolicySpec::default(), &receipts).unwrap_err();
+    assert!(error.to_string().contains("3 uses left out"), "{error}");
+}
+
+#[test]
+fn names_and_comments_cannot_break_out_of_the_file() {
+    let receipts = [receipt("tool.execute 'x\n[evil]'", |r| {
+        r.files = vec![file("/ws/a\"b\n= 1/c.txt", |f| f.read = true)];
+        r.environment = vec!["K\"]\nx = 1".into()];
+    })];
+    let learned = learn(&PolicySpec::default(), &receipts).unwrap();
+    assert_eq!(parsed(&learned.text), learned.spec, "{}", learned.text);
+}

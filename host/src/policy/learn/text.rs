@@ -1,0 +1,145 @@
+//! A learned policy as a policy file: each rule under a comment naming
+//! the calls that needed it, what the format cannot narrow said in words,
+//! the refusals listed at the end. Strings are written as JSON strings,
+//! which are TOML basic strings; every comment is printable.
+
+use std::fmt::Write as _;
+
+use super::{Refusal, Rules};
+use crate::policy::file::PolicySpec;
+use crate::text::printable;
+
+/// The rules of each key, with their reasons.
+pub(super) struct Sections<'a> {
+    pub(super) grant: &'a Rules,
+    pub(super) workspace: &'a Rules,
+    pub(super) allow_read: &'a Rules,
+    pub(super) allow_write: &'a Rules,
+    pub(super) allow_net: &'a Rules,
+    pub(super) env: &'a Rules,
+    pub(super) storage: &'a Rules,
+}
+
+/// The policy file for `spec`, learned from `calls` calls.
+pub(super) fn render(
+    spec: &PolicySpec,
+    calls: usize,
+    sections: &Sections<'_>,
+    refused: &[(String, Refusal)],
+) -> String {
+    let mut out = format!(
+        "# Learned by {} learn from {calls} call{}: the narrowest policy that\n\
+         # covers what they used. Each rule names the calls that needed it.\n\
+         # A folder is mounted whole (the format cannot mount one file).\n",
+        concat!("lingxi-wasm-run ", env!("CARGO_PKG_VERSION")),
+        if calls == 1 { "" } else { "s" },
+    );
+    out.push('\n');
+    match &spec.grant {
+        Some(names) if names.iter().any(|n| n != "none") => {
+            single(&mut out, "grant", &list(names), sections.grant);
+        }
+        _ => out.push_str("# no call used a capability\ngrant = [\"none\"]\n\n"),
+    }
+    if let Some(workspace) = &spec.workspace {
+        let value = quoted(&workspace.display().to_string());
+        single(&mut out, "workspace", &value, sections.workspace);
+    }
+    array(&mut out, "allow-read", sections.allow_read, "");
+    array(&mut out, "allow-write", sections.allow_write, "");
+    array(&mut out, "allow-net", sections.allow_net, "");
+    array(
+        &mut out,
+        "env",
+        sections.env,
+        "# WASI hands a plugin its whole environment when it first reads it:\n\
+         # these are the variables it was handed. Values are never written\n\
+         # here: each is read from the launcher's environment at start.\n",
+    );
+    if spec.no_storage {
+        out.push_str("# no call used the data directory\nno-storage = true\n\n");
+    } else {
+        reasons(&mut out, sections.storage);
+        out.push_str("# (storage stays on: the plugin's data directory)\n");
+        if let Some(root) = &spec.data_root {
+            let _ = writeln!(out, "data-root = {}", quoted(&root.display().to_string()));
+        }
+        out.push('\n');
+    }
+    limits(&mut out, spec);
+    if !refused.is_empty() {
+        out.push_str("# Refused while learning (not in this policy):\n");
+        for (call, refusal) in refused {
+            let _ = writeln!(
+                out,
+                "#   {call}: {}; {}",
+                printable(&refusal.what),
+                printable(&refusal.allow)
+            );
+        }
+    }
+    out
+}
+
+/// The limits copied from the ceiling (not grants; kept as given).
+fn limits(out: &mut String, spec: &PolicySpec) {
+    let before = out.len();
+    if let Some(timeout) = spec.timeout {
+        let _ = writeln!(out, "timeout = {timeout:?}");
+    }
+    if let Some(mib) = spec.max_memory {
+        let _ = writeln!(out, "max-memory = {mib}");
+    }
+    if let Some(mib) = spec.storage_quota {
+        let _ = writeln!(out, "storage-quota = {mib}");
+    }
+    if spec.no_validate {
+        out.push_str("no-validate = true\n");
+    }
+    if out.len() > before {
+        out.insert_str(before, "# limits, as the ceiling gave them\n");
+        out.push('\n');
+    }
+}
+
+/// `key = value` under the reasons of its rule.
+fn single(out: &mut String, key: &str, value: &str, rules: &Rules) {
+    reasons(out, rules);
+    let _ = writeln!(out, "{key} = {value}\n");
+}
+
+/// `key = [...]`, each value under its reasons; nothing if empty.
+fn array(out: &mut String, key: &str, rules: &Rules, note: &str) {
+    if rules.0.is_empty() {
+        return;
+    }
+    out.push_str(note);
+    let _ = writeln!(out, "{key} = [");
+    for rule in &rules.0 {
+        for why in &rule.why {
+            let _ = writeln!(out, "  # {}", printable(why));
+        }
+        let _ = writeln!(out, "  {},", quoted(&rule.value));
+    }
+    out.push_str("]\n\n");
+}
+
+/// The comment lines naming why each rule is there.
+fn reasons(out: &mut String, rules: &Rules) {
+    for rule in &rules.0 {
+        for why in &rule.why {
+            let _ = writeln!(out, "# {}", printable(why));
+        }
+    }
+}
+
+/// A TOML string (a JSON string is a TOML basic string).
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// A TOML array of strings on one line.
+fn list(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| quoted(v)).collect();
+    format!("[{}]", quoted.join(", "))
+}
