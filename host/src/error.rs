@@ -282,6 +282,30 @@ pub enum SetError {
         /// Where the refused one came from.
         second: String,
     },
+    /// A replacement would reach more than the plugin in its place
+    /// ([`PluginSet::replace`](crate::PluginSet::replace)).
+    #[error(
+        "plugin {plugin} from {from} did not replace the one in the set: it would reach more ({}); replace it with NewGrants::Accept to accept that",
+        increases.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    NewGrants {
+        /// The plugin id.
+        plugin: String,
+        /// Where the replacement came from.
+        from: String,
+        /// Everything it could reach that the one in place could not.
+        increases: Vec<crate::policy::upgrade::Increase>,
+    },
+    /// There is no plugin of this id to replace.
+    #[error(
+        "plugin {plugin} from {from} replaces nothing: no plugin with this id is in the set; add it with PluginSet::add"
+    )]
+    NotInSet {
+        /// The plugin id.
+        plugin: String,
+        /// Where it came from.
+        from: String,
+    },
     /// Some of its tool or command names belong to another plugin.
     #[error(
         "plugin {plugin} from {from} was not added: {}; rename them in one of the plugins",

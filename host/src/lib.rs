@@ -137,8 +137,8 @@ pub use policy::wording::{PolicyFileWording, Setting, Wording, set_wording};
 pub use policy::{Grant, NetRule, Policy};
 pub use server::{RECEIPT_TARGET, Server};
 pub use set::{
-    ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, PluginOptions,
-    PluginSet, PreparedCall, Session, no_grant,
+    ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, NewGrants,
+    PluginOptions, PluginSet, PreparedCall, Session, no_grant,
 };
 pub use text::printable;
 

@@ -76,6 +76,12 @@ pub enum Command {
         /// Replace a different file of the same name.
         #[arg(long)]
         force: bool,
+        /// Install over the installed version of the plugin even if this
+        /// one could reach more (a capability it now declares or is
+        /// granted, a folder, a host, a variable): every increase is
+        /// printed. Without it such an install is refused.
+        #[arg(long)]
+        accept_new_grants: bool,
         /// Keep the grants packed into INPUT (all are printed). Without it,
         /// a packed INPUT gets only the grants stated with flags now.
         #[arg(long)]
@@ -201,9 +207,16 @@ pub enum Command {
         /// The package format.
         #[arg(long, value_enum)]
         format: ExportFormat,
-        /// The folder to write the package into (new, or empty).
+        /// The folder to write the package into: new, empty, or an earlier
+        /// export of the same plugin (updated in place).
         #[arg(short, long, value_name = "DIR")]
         output: PathBuf,
+        /// Update an earlier export even if this one could reach more (a
+        /// capability it now declares or is granted, a folder, a host, a
+        /// variable): every increase is printed. Without it such an update
+        /// is refused.
+        #[arg(long)]
+        accept_new_grants: bool,
         /// Keep the grants packed into INPUT (all are printed). Without it,
         /// a packed INPUT gets only the grants stated with flags now.
         #[arg(long)]

@@ -15,12 +15,13 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use lingxi_wasm_host::pack::PackHeader;
 use lingxi_wasm_host::types::Manifest;
 use lingxi_wasm_host::{Catalog, PluginOptions, PluginSet, Policy, PolicySpec, Runtime, printable};
 use serde_json::{Value, json};
 
 use crate::executable::write_executable;
-use crate::grants::{Grants, chosen, describe};
+use crate::grants::{Grants, chosen, describe, no_silent_escalation};
 use crate::packed::{self, PackOptions, Signing};
 
 /// `$schema` of `plugin.json`, exactly as Lime requires it.
@@ -39,21 +40,14 @@ pub struct Export<'a> {
     pub base: Option<&'a Path>,
     /// The platform the packed plugin is for (`--target`), if not this one.
     pub target: Option<&'a str>,
+    /// Update an earlier export even if this one could reach more.
+    pub accept_new_grants: bool,
 }
 
 /// Writes the package.
 pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     let out = export.output;
-    if out.exists()
-        && std::fs::read_dir(out)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        bail!(
-            "{} exists and is not an empty folder; give a new folder to write the package into",
-            out.display()
-        );
-    }
+    let previous = previous_export(out)?;
     let file = lingxi_wasm_host::read_plugin_file(export.input)?;
     let existing = lingxi_wasm_host::pack::parse_bytes(export.input, &file)?;
     let (component, spec) = chosen(export.input, file, existing, export.grants)?;
@@ -67,6 +61,18 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     let runtime = Runtime::new()?;
     let (header, bytes, loaded) =
         packed::pack_loaded(tokio, &runtime, &component, &shown, spec.clone(), options)?;
+    // An update of an earlier export: of the same plugin, and never
+    // reaching more unless accepted.
+    if let Some(previous) = &previous {
+        if previous.plugin_id != header.plugin_id {
+            bail!(
+                "{} holds the package of another plugin ({}); give a new folder to write the package into",
+                out.display(),
+                printable(&previous.plugin_id)
+            );
+        }
+        no_silent_escalation(out, previous, &header, export.accept_new_grants)?;
+    }
     // What it registers, asked in a sandbox with nothing granted.
     let manifest = loaded.manifest().clone();
     let mut set = PluginSet::new(runtime);
@@ -121,6 +127,36 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
         println!("  {line}");
     }
     Ok(())
+}
+
+/// The packed plugin of the package already in `out`, if `out` is one (an
+/// earlier export); `None` if `out` is new or empty. Any other folder is
+/// refused: the package is written into it.
+fn previous_export(out: &Path) -> Result<Option<PackHeader>> {
+    let empty = || {
+        std::fs::read_dir(out)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false)
+    };
+    if !out.exists() || empty() {
+        return Ok(None);
+    }
+    let not_a_package = || {
+        anyhow::anyhow!(
+            "{} exists and is neither an empty folder nor a package exported earlier; give a new folder to write the package into",
+            out.display()
+        )
+    };
+    if !out.join("plugin.json").is_file() {
+        return Err(not_a_package());
+    }
+    let bin = std::fs::read_dir(out.join("bin")).map_err(|_| not_a_package())?;
+    for entry in bin.flatten() {
+        if let Ok(Some(packed)) = lingxi_wasm_host::pack::read(&entry.path()) {
+            return Ok(Some(packed.header));
+        }
+    }
+    Err(not_a_package())
 }
 
 fn pretty(value: &Value) -> Result<String> {

@@ -1,13 +1,15 @@
 //! Which grants a plugin that is packed, installed or exported gets, and
 //! how they are shown: those stated with flags now, or (`--keep-grants`)
 //! the ones packed into the input, every one printed; the same lines for
-//! `inspect`, `list` and the changes an install makes.
+//! `inspect`, `list` and the changes an install makes; and the refusal of
+//! a replacement that would reach more than the plugin it replaces.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use lingxi_wasm_host::Limits;
 use lingxi_wasm_host::pack;
+use lingxi_wasm_host::pack::PackHeader;
 use lingxi_wasm_host::policy::file::parse_capabilities;
 use lingxi_wasm_host::{PolicySpec, printable};
 
@@ -72,6 +74,43 @@ pub fn chosen(
         ),
         (None, Grants::Given(spec)) => (file, *spec),
     })
+}
+
+/// Refuses to replace the installed (or exported) `old` at `target` by
+/// `new` if `new` could reach anything `old` could not (a capability it
+/// now declares or is granted, a folder, a host rule, a variable,
+/// storage), unless `accept`; each increase is named.
+pub fn no_silent_escalation(
+    target: &Path,
+    old: &PackHeader,
+    new: &PackHeader,
+    accept: bool,
+) -> Result<()> {
+    use lingxi_wasm_host::policy::upgrade::{Reach, increases};
+    let before = Reach::of_spec(&old.declared, &old.policy);
+    let after = Reach::of_spec(&new.declared, &new.policy);
+    let more = increases(&before, &after);
+    if more.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = more.iter().map(|m| format!("  + {m}")).collect();
+    if accept {
+        println!(
+            "accepted new grants over the installed {} {}:\n{}",
+            old.plugin_id,
+            old.plugin_version,
+            lines.join("\n")
+        );
+        return Ok(());
+    }
+    bail!(
+        "{} holds {} {}; this {} would reach more than it:\n{}\nnothing was installed: pass --accept-new-grants to install it with these grants, or narrow them with grant flags",
+        target.display(),
+        printable(&old.plugin_id),
+        printable(&old.plugin_version),
+        printable(&new.plugin_version),
+        printable(&lines.join("\n"))
+    )
 }
 
 pub fn list_or_none(items: &[String]) -> String {

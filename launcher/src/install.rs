@@ -9,7 +9,7 @@ use lingxi_wasm_host::pack::{self, PackError};
 use lingxi_wasm_host::{places, printable, storage};
 
 use crate::executable::write_executable;
-use crate::grants::{Grants, chosen, describe, grant_changes, list_or_none};
+use crate::grants::{Grants, chosen, describe, grant_changes, list_or_none, no_silent_escalation};
 use crate::packed::{self, Signing};
 use crate::signing::{self, Trust, Verdict};
 
@@ -45,6 +45,8 @@ pub struct Options<'a> {
     pub signed_only: bool,
     /// Record every session into this folder.
     pub record: Option<&'a Path>,
+    /// Install even if it could reach more than the installed version.
+    pub accept_new_grants: bool,
 }
 
 /// `install`: packs (or repacks) and places the executable, named after the
@@ -59,6 +61,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         trust,
         signed_only,
         record,
+        accept_new_grants,
     } = options;
     if let Some(project) = project
         && !project.is_dir()
@@ -98,19 +101,17 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         );
     }
     let target = installed_file(&dir, id);
-    if target.exists() && !force {
-        match pack::read(&target) {
-            // The same plugin (an upgrade): fine, unless the grants change.
-            Ok(Some(old)) if old.header.plugin_id == *id => {
-                let changes = grant_changes(&old.header.policy, &header.policy);
-                if !changes.is_empty() {
-                    bail!(
-                        "{} is installed with other grants; pass --force to apply these changes:\n{}",
-                        target.display(),
-                        changes.join("\n")
-                    );
-                }
-            }
+    let installed = target.exists().then(|| pack::read(&target));
+    // The same plugin (an upgrade, or new grants): never more reach than
+    // installed without saying so, --force or not.
+    let mut changes = Vec::new();
+    if let Some(Ok(Some(old))) = &installed
+        && old.header.plugin_id == *id
+    {
+        no_silent_escalation(&target, &old.header, &header, accept_new_grants)?;
+        changes = grant_changes(&old.header.policy, &header.policy);
+    } else if let Some(installed) = installed.filter(|_| !force) {
+        match installed {
             Ok(Some(old)) => bail!(
                 "{} holds another plugin ({}); pass --force to replace it",
                 target.display(),
@@ -128,6 +129,12 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     write_executable(&target, &bytes)?;
+    if !changes.is_empty() {
+        println!("grants changed from the installed version:");
+        for line in &changes {
+            println!("{}", printable(line));
+        }
+    }
     println!(
         "installed {} {} at {}",
         id,

@@ -218,6 +218,7 @@ fn run(cli: Cli) -> Result<()> {
             input,
             format: cli::ExportFormat::AgentPlugin,
             output,
+            accept_new_grants,
             keep_grants,
             pack:
                 cli::PackArgs {
@@ -229,6 +230,7 @@ fn run(cli: Cli) -> Result<()> {
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             let export = export::Export {
+                accept_new_grants,
                 target: target.as_deref(),
                 input: &input,
                 output: &output,
@@ -259,6 +261,7 @@ fn run(cli: Cli) -> Result<()> {
             input,
             project,
             force,
+            accept_new_grants,
             keep_grants,
             signed_only,
             record,
@@ -274,6 +277,7 @@ fn run(cli: Cli) -> Result<()> {
                 trust: trust.load()?,
                 signed_only,
                 record: record.as_deref(),
+                accept_new_grants,
             },
         ),
         Some(Command::List { project, trust }) => {

@@ -156,8 +156,11 @@ pub fn pack_loaded(
             Signing::Key(key) => Some(crate::signing::sign(
                 key,
                 component,
-                &manifest.id,
-                &manifest.version,
+                crate::signing::Signed {
+                    id: &manifest.id,
+                    version: &manifest.version,
+                    capabilities: &declared(manifest),
+                },
             )?),
             Signing::Keep(text) => Some(text),
         },

@@ -4,9 +4,13 @@
 //! A signature is a standard minisign signature (Ed25519 over the BLAKE2b-512
 //! hash of the signed bytes) of the plugin's **portable component**, the
 //! bytes its author built. Its trusted comment (signed too) names the plugin
-//! id, version and the component's SHA-256, so a signature cannot be moved
-//! to another plugin or version. It is stored in the pack header; `install`
-//! keeps it, because the installed file carries the same component.
+//! id, version, the component's SHA-256 and the capabilities the plugin
+//! declares, so a signature cannot be moved to another plugin or version,
+//! and a re-packed file cannot claim other capabilities under it (the
+//! header's list and manifest must match). Signatures made before the
+//! capabilities were named still verify, and say they do not cover them.
+//! It is stored in the pack header; `install` keeps it, because the
+//! installed file carries the same component.
 //!
 //! What it does not cover: the grants packed into a file (a user states or
 //! keeps them at install, where they are all printed) and the native
@@ -142,12 +146,28 @@ pub fn load_secret_key(path: &Path) -> Result<SecretKey> {
     })
 }
 
-/// Signs `component` as plugin `id` `version`: the text of a minisign
-/// signature, for the pack header.
-pub fn sign(key: &SecretKey, component: &[u8], id: &str, version: &str) -> Result<String> {
+/// What a package is signed as: the plugin, its version, and the
+/// capabilities it declares.
+pub struct Signed<'a> {
+    pub id: &'a str,
+    pub version: &'a str,
+    /// Wire names, as the manifest declares them.
+    pub capabilities: &'a [String],
+}
+
+/// Signs `component` as `what`: the text of a minisign signature, for the
+/// pack header. The signed comment names the plugin, its version, the
+/// component's SHA-256 and the capabilities it declares.
+pub fn sign(key: &SecretKey, component: &[u8], what: Signed<'_>) -> Result<String> {
+    let Signed {
+        id,
+        version,
+        capabilities,
+    } = what;
     let comment = format!(
-        "lingxi-wasm plugin={id} version={version} component-sha256={} timestamp={}",
+        "lingxi-wasm plugin={id} version={version} component-sha256={} capabilities={} timestamp={}",
         sha256_hex(component),
+        capabilities.join(","),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -276,8 +296,14 @@ fn only_mine(path: &Path) -> Result<std::path::PathBuf> {
 pub enum Verdict {
     /// No signature.
     Unsigned,
-    /// Signed by a trusted key, and the signature holds.
-    Verified { key: String, name: String },
+    /// Signed by a trusted key, and the signature holds. `capabilities`:
+    /// the signature also covers the capabilities the plugin declares (an
+    /// older signature covers only the plugin, version and component).
+    Verified {
+        key: String,
+        name: String,
+        capabilities: bool,
+    },
     /// Signed by a key the user does not trust: nothing is proven.
     UnknownKey { key: String },
     /// A signature that is malformed, does not hold, or is for other bytes.
@@ -295,8 +321,16 @@ impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Verdict::Unsigned => write!(f, "unsigned"),
-            Verdict::Verified { key, name } => {
-                write!(f, "signed by key {key} ({}), verified", printable(name))
+            Verdict::Verified {
+                key,
+                name,
+                capabilities,
+            } => {
+                write!(f, "signed by key {key} ({}), verified", printable(name))?;
+                if !*capabilities {
+                    f.write_str(" (an older signature: it covers the component, not the capabilities it declares)")?;
+                }
+                Ok(())
             }
             Verdict::UnknownKey { key } => write!(
                 f,
@@ -328,13 +362,13 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
     // signature that names another plugin, version or component is not one
     // of this file, whoever's key made it.
     let comment = signature.trusted_comment().unwrap_or_default();
-    let field = |name: &str| {
+    let present = |name: &str| {
         comment
             .split(' ')
             .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
-            .unwrap_or("")
-            .to_owned()
+            .map(str::to_owned)
     };
+    let field = |name: &str| present(name).unwrap_or_default();
     let (id, version, sha) = (field("plugin"), field("version"), field("component-sha256"));
     if id != header.plugin_id || version != header.plugin_version || sha != sha256_hex(component) {
         return bad(format!(
@@ -346,6 +380,39 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
             printable(&header.plugin_version),
             sha256_hex(component)
         ));
+    }
+    // A signature of the new format covers the declared capabilities: the
+    // header's list and the manifest a packed start reads must both be
+    // what was signed.
+    let signed_capabilities = present("capabilities");
+    if let Some(signed) = &signed_capabilities {
+        let sorted = |names: &mut Vec<String>| {
+            names.sort();
+            names.dedup();
+            names.join(",")
+        };
+        let mut signed: Vec<String> = signed
+            .split(',')
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let signed = sorted(&mut signed);
+        let claims = [
+            Some(header.declared.clone()),
+            header.manifest.as_ref().map(|m| m.capabilities.clone()),
+        ];
+        for mut claim in claims.into_iter().flatten() {
+            let claimed = sorted(&mut claim);
+            if claimed != signed {
+                return bad(format!(
+                    "key {key} signed {} {} declaring capabilities [{}], but this file declares [{}]",
+                    printable(&id),
+                    printable(&version),
+                    printable(&signed),
+                    printable(&claimed)
+                ));
+            }
+        }
     }
     // Key ids are not secret: every trusted key with this id is tried.
     let mut candidates = trust
@@ -370,6 +437,7 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
                 return Verdict::Verified {
                     key,
                     name: name.clone(),
+                    capabilities: signed_capabilities.is_some(),
                 };
             }
             Err(e) => failure = e.to_string(),

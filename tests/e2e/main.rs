@@ -26,4 +26,5 @@ mod runtime_base;
 mod signing;
 mod soak;
 mod support;
+mod upgrades;
 mod workspace_stats;

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::packed::launcher;
-use crate::support::{Session, guest, tool};
+use crate::support::{Session, guest, misfit, tool};
 
 /// `lingxi-wasm-run <args…>` in a fresh HOME, run in `cwd`.
 fn run(cwd: &Path, args: &[&str]) -> (bool, String, String) {
@@ -148,36 +148,53 @@ fn install_and_pack_name_the_users_files() {
 }
 
 #[test]
-fn reinstalling_with_other_grants_needs_force() {
+fn an_upgrade_that_would_reach_more_is_refused_unless_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let probe = guest("probe");
-    let install = |extra: &[&str]| {
-        let args = [
-            &[
-                "install",
-                probe.to_str().unwrap(),
-                "--project",
-                d.to_str().unwrap(),
-            ],
-            extra,
-        ]
-        .concat();
-        run(d, &args)
+    // The same plugin id twice: the second declares networkAccess too.
+    let v1 = misfit("", &[]);
+    let v2 = misfit("net-unused", &[]);
+    let install = |component: &Path, extra: &[&str]| {
+        let base = [
+            "install",
+            component.to_str().unwrap(),
+            "--project",
+            d.to_str().unwrap(),
+        ];
+        run(d, &[&base[..], extra].concat())
     };
-    assert!(install(&[]).0);
-    let (ok, _, err) = install(&["--grant", "none"]);
+    assert!(install(&v1, &[]).0);
+    // Under the same flags (as declared) it would get the network.
+    let (ok, _, err) = install(&v2, &[]);
+    assert!(!ok && err.contains("would reach more than it"), "{err}");
     assert!(
-        !ok && err.contains("installed with other grants; pass --force"),
+        err.contains("  + capability networkAccess") && err.contains("--accept-new-grants"),
         "{err}"
     );
+    // Narrowing is no increase: it installs, saying what changed.
+    let (ok, out, err) = install(&v1, &["--grant", "none"]);
+    assert!(ok, "{err}");
     assert!(
-        err.contains("  - capabilities   as declared") && err.contains("  + capabilities   (none)"),
+        out.contains("grants changed") && out.contains("  + capabilities   (none)"),
+        "{out}"
+    );
+    // Widening back is one, and --force (for a different file) does not
+    // skip the check.
+    let (ok, _, err) = install(&v1, &["--force"]);
+    assert!(!ok && err.contains("  + capability projectRead"), "{err}");
+    let (ok, out, err) = install(&v2, &["--accept-new-grants"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("accepted new grants") && out.contains("capability networkAccess"),
+        "{out}"
+    );
+    // The same again: an upgrade in place, nothing to accept.
+    assert!(install(&v2, &[]).0);
+    let (ok, _, err) = install(&v2, &["--env", "TOKEN=x"]);
+    assert!(
+        !ok && err.contains("  + environment variable TOKEN"),
         "{err}"
     );
-    assert!(install(&["--grant", "none", "--force"]).0);
-    // The same grants again: an upgrade in place, no --force needed.
-    assert!(install(&["--grant", "none"]).0);
 }
 
 #[test]

@@ -9,6 +9,7 @@
 pub mod file;
 pub mod learn;
 pub mod net;
+pub mod upgrade;
 pub mod wording;
 
 use std::path::PathBuf;

@@ -11,11 +11,13 @@ mod approval;
 mod catalog;
 mod instance;
 mod load;
+mod replace;
 mod session;
 mod tools;
 
 pub use approval::{ApprovalFuture, Approver, PreparedCall};
 pub use catalog::{Catalog, CatalogCommand, CatalogTool};
+pub use replace::NewGrants;
 pub use session::{HookOutcome, Session};
 
 use std::collections::HashMap;

@@ -20,6 +20,15 @@ fn header(component: &[u8], signature: Option<String>) -> PackHeader {
     }
 }
 
+/// The plugin the tests sign, declaring no capability.
+fn p() -> Signed<'static> {
+    Signed {
+        id: "com.example.p",
+        version: "1.0.0",
+        capabilities: &[],
+    }
+}
+
 fn pair() -> minisign::KeyPair {
     minisign::KeyPair::generate_unencrypted_keypair().unwrap()
 }
@@ -32,7 +41,7 @@ fn trusting(key: &minisign::PublicKey) -> Trust {
 fn a_signature_holds_only_for_its_component_plugin_and_key() {
     let alice = pair();
     let component = b"\0asm component bytes";
-    let sig = sign(&alice.sk, component, "com.example.p", "1.0.0").unwrap();
+    let sig = sign(&alice.sk, component, p()).unwrap();
     let signed = header(component, Some(sig.clone()));
     let trust = trusting(&alice.pk);
 
@@ -76,7 +85,8 @@ fn a_signature_holds_only_for_its_component_plugin_and_key() {
         verdict,
         Verdict::Verified {
             key: key_id(alice.pk.keynum()),
-            name: "alice".into()
+            name: "alice".into(),
+            capabilities: true,
         }
     );
 
@@ -102,7 +112,7 @@ fn a_signature_by_a_trusted_key_id_with_another_key_is_bad() {
     let alice = pair();
     let mallory = pair();
     let component = b"evil";
-    let sig = sign(&mallory.sk, component, "com.example.p", "1.0.0").unwrap();
+    let sig = sign(&mallory.sk, component, p()).unwrap();
     let forged = {
         // Rewrite the key id inside the signature line (bytes 2..10).
         let mut lines: Vec<String> = sig.lines().map(str::to_owned).collect();
@@ -150,7 +160,7 @@ fn trusted_keys_files_name_keys_and_point_at_bad_lines() {
     .unwrap();
     let trust = Trust::load(Some(&good), &[]).unwrap();
     let component = b"c";
-    let sig = sign(&alice.sk, component, "com.example.p", "1.0.0").unwrap();
+    let sig = sign(&alice.sk, component, p()).unwrap();
     let verdict = verify(&trust, &header(component, Some(sig)), component);
     assert!(
         verdict
@@ -185,7 +195,7 @@ fn keygen_writes_a_private_secret_key_and_never_overwrites() {
     keygen(&prefix, true).unwrap();
     let secret = load_secret_key(&dir.path().join("me.key")).unwrap();
     let trust = Trust::load(None, &[dir.path().join("me.pub").display().to_string()]).unwrap();
-    let sig = sign(&secret, b"c", "com.example.p", "1.0.0").unwrap();
+    let sig = sign(&secret, b"c", p()).unwrap();
     assert!(verify(&trust, &header(b"c", Some(sig)), b"c").trusted());
     #[cfg(unix)]
     {
@@ -220,4 +230,75 @@ fn a_trusted_keys_link_is_judged_by_the_file_it_points_at() {
     // The same link to a file in a private folder is fine.
     std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     assert!(Trust::load(Some(&link), &[]).is_ok());
+}
+
+#[test]
+fn a_signature_covers_the_declared_capabilities() {
+    let alice = pair();
+    let trust = trusting(&alice.pk);
+    let component = b"\0asm reader";
+    let declared = vec!["projectRead".to_owned()];
+    let what = Signed {
+        capabilities: &declared,
+        ..p()
+    };
+    let sig = sign(&alice.sk, component, what).unwrap();
+    let mut signed = header(component, Some(sig));
+    signed.declared = declared.clone();
+    let verdict = verify(&trust, &signed, component);
+    assert!(
+        verdict.trusted() && !verdict.to_string().contains("older"),
+        "{verdict}"
+    );
+    // Re-packed to claim the network, in the header's list or in the
+    // manifest a packed start reads: the signature does not cover it.
+    let mut more = signed.clone();
+    more.declared.push("networkAccess".into());
+    let verdict = verify(&trust, &more, component);
+    assert!(matches!(verdict, Verdict::Bad { .. }), "{verdict}");
+    assert!(verdict.to_string().contains("declaring capabilities [projectRead], but this file declares [networkAccess,projectRead]"), "{verdict}");
+    let mut manifest = signed.clone();
+    manifest.manifest = Some(lingxi_wasm_host::protocol::dto::ManifestDto {
+        id: "com.example.p".into(),
+        name: "p".into(),
+        version: "1.0.0".into(),
+        description: String::new(),
+        author: None,
+        capabilities: vec!["projectRead".into(), "projectWrite".into()],
+        minimum_core_version: None,
+    });
+    let verdict = verify(&Trust::default(), &manifest, component);
+    assert!(
+        matches!(verdict, Verdict::Bad { .. }),
+        "whoever's key: {verdict}"
+    );
+}
+
+#[test]
+fn an_older_signature_verifies_and_says_it_does_not_cover_capabilities() {
+    let alice = pair();
+    let component = b"\0asm old";
+    let comment = format!(
+        "lingxi-wasm plugin=com.example.p version=1.0.0 component-sha256={} timestamp=1",
+        sha256_hex(component)
+    );
+    let old = minisign::sign(
+        None,
+        &alice.sk,
+        Cursor::new(component),
+        Some(&comment),
+        None,
+    )
+    .unwrap()
+    .into_string();
+    let mut signed = header(component, Some(old));
+    signed.declared = vec!["networkAccess".into()];
+    let verdict = verify(&trusting(&alice.pk), &signed, component);
+    assert!(verdict.trusted(), "{verdict}");
+    assert!(
+        verdict.to_string().contains(
+            "an older signature: it covers the component, not the capabilities it declares"
+        ),
+        "{verdict}"
+    );
 }

@@ -1,0 +1,93 @@
+use super::*;
+
+fn spec(set: impl FnOnce(&mut PolicySpec)) -> PolicySpec {
+    let mut spec = PolicySpec::default();
+    set(&mut spec);
+    spec
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn shown(increases: Vec<Increase>) -> Vec<String> {
+    increases.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn a_new_version_that_declares_more_is_an_increase_under_the_same_grant() {
+    // "As declared" both times: the grant did not change, the reach did.
+    let grant = PolicySpec::default();
+    let old = Reach::of_spec(&names(&["projectRead"]), &grant);
+    let new = Reach::of_spec(&names(&["projectRead", "networkAccess"]), &grant);
+    assert_eq!(shown(increases(&old, &new)), ["capability networkAccess"]);
+    assert!(
+        increases(&new, &old).is_empty(),
+        "a decrease is not an increase"
+    );
+    assert!(increases(&old, &old).is_empty());
+}
+
+#[test]
+fn each_kind_of_increase_is_named() {
+    let declared = names(&["projectRead", "projectWrite", "networkAccess"]);
+    let old = Reach::of_spec(
+        &declared,
+        &spec(|s| {
+            s.workspace = Some("/ws".into());
+            s.allow_read = vec!["/data".into()];
+            s.allow_write = vec!["/out".into()];
+            s.allow_net = names(&["api.example.com:443"]);
+            s.env = names(&["LANG"]);
+            s.no_storage = true;
+        }),
+    );
+    let new = Reach::of_spec(
+        &declared,
+        &spec(|s| {
+            s.workspace = Some("/".into());
+            s.allow_read = vec!["/data/sub".into(), "/out/x".into(), "/etc".into()];
+            s.allow_write = vec!["/out/y".into(), "/home".into()];
+            s.allow_net = names(&["api.example.com:443", "*:*"]);
+            s.env = names(&["LANG", "TOKEN=x"]);
+            s.no_validate = true;
+        }),
+    );
+    assert_eq!(
+        shown(increases(&old, &new)),
+        [
+            "workspace /",
+            "writes folder /home",
+            "reads folder /etc",
+            "network destination *:*",
+            "environment variable TOKEN",
+            "storage under the default data root",
+            "tool arguments no longer validated",
+        ]
+    );
+}
+
+#[test]
+fn narrower_grants_are_no_increase() {
+    let declared = names(&["projectRead", "networkAccess"]);
+    let old = Reach::of_spec(&declared, &spec(|s| s.workspace = Some("/ws".into())));
+    let new = Reach::of_spec(
+        &declared,
+        &spec(|s| {
+            s.workspace = Some("/ws/src".into());
+            s.allow_net = names(&["api.example.com:443"]);
+        }),
+    );
+    assert!(
+        increases(&old, &new).is_empty(),
+        "{:?}",
+        increases(&old, &new)
+    );
+    // Folders and hosts the plugin cannot use (no capability) are nothing.
+    let reader = Reach::of_spec(
+        &names(&["projectRead"]),
+        &spec(|s| s.allow_write = vec!["/x".into()]),
+    );
+    let plain = Reach::of_spec(&names(&["projectRead"]), &PolicySpec::default());
+    assert!(increases(&plain, &reader).is_empty());
+}
