@@ -135,7 +135,7 @@ pub use plugin::PluginHost;
 pub use policy::file::{PolicyError, PolicySpec};
 pub use policy::wording::{PolicyFileWording, Setting, Wording, set_wording};
 pub use policy::{Grant, NetRule, Policy};
-pub use server::{RECEIPT_TARGET, Server};
+pub use server::{RECEIPT_TARGET, ReceiptSink, Server};
 pub use set::{
     ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, NewGrants,
     PluginOptions, PluginSet, PreparedCall, Session, no_grant,

@@ -30,6 +30,8 @@ pub struct CallOptions {
     /// boundary (see [`crate::effects`]). Filled once the plugin ran, also
     /// when the call fails; a call refused before (by its contract, the
     /// crash breaker or a deadline that passed while waiting) leaves none.
+    /// Starting a fresh instance for the call (and replaying its
+    /// `plugin.initialize`) is not in it: the receipt is the call's own.
     pub receipt: Option<ReceiptSlot>,
 }
 

@@ -23,9 +23,17 @@ pub struct Server {
     front: Dispatcher,
     /// Runs the calls; `None` only while being dropped.
     tokio: Option<tokio::runtime::Runtime>,
-    /// Receipts to log, when the log takes them (see [`RECEIPT_TARGET`]).
+    /// Every call's receipt, when the log takes them (see
+    /// [`RECEIPT_TARGET`]) or a sink was given.
     receipts: Option<ReceiptSlot>,
+    /// Whether receipts are logged.
+    logged: bool,
+    /// Where each receipt goes before its response is written.
+    sink: Option<ReceiptSink>,
 }
+
+/// What [`Server::on_receipt`] hands each receipt to.
+pub type ReceiptSink = Box<dyn FnMut(&crate::effects::Receipt) + Send>;
 
 /// The `tracing` target receipts are logged under, at debug: a server whose
 /// log takes them (`LINGXI_WASM_LOG=lingxi_wasm::receipt=debug` in the
@@ -59,16 +67,31 @@ impl Server {
             plugin,
             tokio: Some(tokio),
             receipts,
+            logged,
+            sink: None,
         }
     }
 
-    /// Logs the receipt of the call just answered, if receipts are logged.
-    fn log_receipt(&self) {
+    /// Hands every call's receipt to `sink`, before the call's response is
+    /// written (a recording keeps it with the response).
+    pub fn on_receipt(&mut self, sink: ReceiptSink) {
+        let slot = self.receipts.get_or_insert_with(ReceiptSlot::new).clone();
+        self.host.keep_receipts(Some(slot));
+        self.sink = Some(sink);
+    }
+
+    /// Logs the receipt of the call just answered and hands it to the sink.
+    fn pass_receipt(&mut self) {
         let Some(receipt) = self.receipts.as_ref().and_then(ReceiptSlot::take) else {
             return;
         };
-        let json = serde_json::to_string(&receipt).unwrap_or_default();
-        tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
+        if self.logged {
+            let json = serde_json::to_string(&receipt).unwrap_or_default();
+            tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
+        }
+        if let Some(sink) = &mut self.sink {
+            sink(&receipt);
+        }
     }
 
     /// Runs `work` to completion on the server's runtime (taken out of the
@@ -105,12 +128,12 @@ impl Server {
                 } else {
                     server.front.answer_bytes(&mut server.host, &line).await
                 };
+                server.pass_receipt();
                 if let Some(response) = response {
                     output.write_all(response.as_bytes())?;
                     output.write_all(b"\n")?;
                     output.flush()?;
                 }
-                server.log_receipt();
             }
             if let Err(e) = server.host.deactivate().await {
                 tracing::warn!(plugin = %server.plugin, "deactivate failed: {e}");
@@ -124,7 +147,7 @@ impl Server {
     pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
         let answer =
             self.block_on(async |server| server.front.answer_bytes(&mut server.host, line).await);
-        self.log_receipt();
+        self.pass_receipt();
         answer
     }
 
@@ -132,7 +155,7 @@ impl Server {
     pub fn handle_line(&mut self, line: &str) -> Option<String> {
         let answer =
             self.block_on(async |server| server.front.answer_line(&mut server.host, line).await);
-        self.log_receipt();
+        self.pass_receipt();
         answer
     }
 }

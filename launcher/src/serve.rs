@@ -158,6 +158,7 @@ pub fn serve(
     let stdout = BufWriter::new(io::stdout().lock());
     match record.and_then(|dir| record::Tee::start(dir, &id)) {
         Some(tee) => {
+            server.on_receipt(tee.receipts());
             let (input, output) = tee.wrap(stdin, stdout);
             let served = server.serve(input, output);
             tee.finish(if served.is_ok() { 0 } else { 1 });

@@ -329,10 +329,35 @@ fn an_installed_plugin_records_the_sessions_lingxi_runs() {
         .into_owned();
     assert!(name.starts_with("com.lingxi.test-probe-"), "{name}");
     let events = events(&recordings[0]);
-    assert_eq!(events.iter().filter(|e| e.get("recv").is_some()).count(), 1);
+    let responses: Vec<&Value> = events.iter().filter(|e| e.get("recv").is_some()).collect();
+    assert_eq!(responses.len(), 1);
+    // Each response is kept with its call's receipt.
+    let receipt = &responses[0]["receipt"];
+    assert_eq!(receipt["call"], "tool.execute 'probe.echo'", "{events:?}");
+    assert!(receipt["wallMicros"].as_u64().is_some(), "{receipt}");
     // The session replays against the component it was installed from.
     let (code, report) = replay(&recordings[0], &[], &[&guest("probe")]);
     assert_eq!(code, 0, "{report}");
+    // And a policy is learned from it, as from any recording.
+    let policy = home.path().join("learned.toml");
+    let out = launcher()
+        .args(["learn", guest("probe").to_str().unwrap(), "--workspace"])
+        .arg(project.path())
+        .arg("--replay")
+        .arg(&recordings[0])
+        .arg("-o")
+        .arg(&policy)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("tool.execute probe.echo: ok"), "{stderr}");
+    let text = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        text.contains("grant = [\"none\"]"),
+        "probe.echo uses nothing: {text}"
+    );
 }
 
 /// `replay FILE -- PLUGIN…` with a wall-clock limit: `None` if it was

@@ -5,7 +5,8 @@
 //!   round trip to the native probe over pipes (target: ≥ 10× faster) and
 //!   (ii) a bare wasmtime call of the same export of the same component on
 //!   an engine configured the same way, with no sandbox bookkeeping
-//!   (target: within 1.3×);
+//!   (target: within 1.3×); and the same call with a receipt asked for
+//!   (`CallOptions::with_receipt`), against the call without;
 //! - P4: 10 000 sessions, each with an initialized probe instance, in this
 //!   process: resident memory (target ≤ 512 MiB) and the median time to
 //!   create and initialize one (target ≤ 50 µs);
@@ -27,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::median;
-use lingxi_wasm_host::{PluginOptions, PluginSet, Runtime, RuntimeConfig, no_grant};
+use lingxi_wasm_host::{PluginOptions, PluginSet, ReceiptSlot, Runtime, RuntimeConfig, no_grant};
 
 const CALLS: usize = 20_000;
 const ROUNDS: usize = 7;
@@ -60,9 +61,14 @@ async fn set_of(runtime: Runtime, guests: &[&std::path::Path]) -> PluginSet {
 
 /// µs per warm `call_tool` of `tool`, median of rounds.
 async fn call_cost(session: &lingxi_wasm_host::Session, tool: &str) -> f64 {
+    calls_with(session, tool, CallOptions::default()).await
+}
+
+/// µs per warm `call_tool` of `tool` with `options`, median of rounds.
+async fn calls_with(session: &lingxi_wasm_host::Session, tool: &str, options: CallOptions) -> f64 {
     for _ in 0..1000 {
         session
-            .call_tool(tool, ARGS, CallOptions::default())
+            .call_tool(tool, ARGS, options.clone())
             .await
             .expect("call");
     }
@@ -71,7 +77,7 @@ async fn call_cost(session: &lingxi_wasm_host::Session, tool: &str) -> f64 {
         let start = Instant::now();
         for _ in 0..CALLS {
             session
-                .call_tool(tool, ARGS, CallOptions::default())
+                .call_tool(tool, ARGS, options.clone())
                 .await
                 .expect("call");
         }
@@ -109,22 +115,27 @@ fn pooled() -> Runtime {
 }
 
 fn p3(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
-    let (in_process, bare) = tokio.block_on(async {
+    let (in_process, bare, receipted) = tokio.block_on(async {
         let set = set_of(pooled(), &[&guests.probe]).await;
         let session = set.session("bench", None).expect("session");
         let mut in_process = Vec::new();
         let mut bare_rounds = Vec::new();
+        let mut receipted = Vec::new();
         let mut bare = bare::Bare::new(&guests.probe).await;
+        let slot = ReceiptSlot::new();
         for _ in 0..3 {
             in_process.push(call_cost(&session, "probe.echo").await);
             bare_rounds.push(bare.cost(CALLS, ROUNDS, ARGS).await);
+            let asked = CallOptions::default().with_receipt(&slot);
+            receipted.push(calls_with(&session, "probe.echo", asked).await);
         }
-        (median(in_process), median(bare_rounds))
+        (median(in_process), median(bare_rounds), median(receipted))
     });
     let (pipe, pipe_pinned) = pipes::round_trips(&guests.native);
     println!("P3: warm probe.echo, µs per call (median of 3 × {ROUNDS} rounds of {CALLS})");
     println!("  Session::call_tool                      {in_process:8.2}");
     println!("  bare wasmtime call, same export         {bare:8.2}");
+    println!("  Session::call_tool, receipt asked for   {receipted:8.2}");
     println!(
         "  JSONL round trip to the native probe    {pipe:8.2}   pinned to 1 CPU {pipe_pinned:8.2}"
     );
@@ -137,6 +148,10 @@ fn p3(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
     println!(
         "  call_tool / bare call  = {overhead:.2}    (target ≤ 1.3: {})",
         verdict(overhead <= 1.3)
+    );
+    println!(
+        "  with receipt / without = {:.2}    (what asking for one costs; nobody asking costs a flag test)",
+        receipted / in_process
     );
 }
 

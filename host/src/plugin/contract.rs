@@ -59,7 +59,10 @@ impl PluginHost {
                 host_ipc_version: None,
                 core_version: None,
             };
+            // The receipt asked for is the tool call's.
+            let receipt = self.recording.take();
             self.initialize_by(request, deadline).await?;
+            self.recording = receipt;
         }
         let contracts = self.contracts.as_ref();
         let Some(tool) = contracts.and_then(|c| c.tool(&call.tool_name)).cloned() else {

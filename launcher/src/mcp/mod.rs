@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use lingxi_wasm_host::types::InitializeRequest;
 use lingxi_wasm_host::{
     CallError, CallOptions, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec,
-    ReceiptSlot, Runtime, Session,
+    RECEIPT_TARGET, ReceiptSlot, Runtime, Session,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
@@ -221,7 +221,8 @@ impl ServerHandler for Handler {
             .into_iter()
             .flatten()
             .any(|meta| meta.get(map::EFFECTS_META).is_some_and(|v| *v != false));
-        let slot = asked.then(ReceiptSlot::new);
+        let logged = tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG);
+        let slot = (asked || logged).then(ReceiptSlot::new);
         let options = match &slot {
             Some(slot) => CallOptions::default().with_receipt(slot),
             None => CallOptions::default(),
@@ -232,7 +233,13 @@ impl ServerHandler for Handler {
             Err(error) => map::tool_failure(&error),
         };
         if let Some(receipt) = slot.as_ref().and_then(ReceiptSlot::take) {
-            map::attach_receipt(&mut result, &receipt);
+            if logged {
+                let json = serde_json::to_string(&receipt).unwrap_or_default();
+                tracing::debug!(target: RECEIPT_TARGET, "receipt {json}");
+            }
+            if asked {
+                map::attach_receipt(&mut result, &receipt);
+            }
         }
         Ok(result.into())
     }

@@ -9,6 +9,7 @@
 //! {"case": "...", "recorded": {"command": [...], "cwd": "...", "startedAt": 1764523200000, "by": "lingxi-wasm-run 0.1.0"}}
 //! {"send": "<request line>", "t": 0.41}                  ms since the start
 //! {"recv": "<response line>", "t": 1.93, "ms": 1.52}     ms since its request
+//!     (a plugin recording itself also keeps "receipt": what the call did)
 //! {"stderr": "<a line the plugin logged>", "t": 1.2}
 //! {"exit": 0, "t": 20.7}
 //! ```
@@ -61,6 +62,8 @@ pub struct Recorder {
     stderr_kept: usize,
     /// Nothing more is written: the plugin ended, or writing failed.
     failed: bool,
+    /// The receipt of the call whose response is recorded next.
+    receipt: Option<Value>,
 }
 
 /// A recorder shared by the threads (or the reader and writer) that feed it.
@@ -90,6 +93,7 @@ impl Recorder {
             pending: HashMap::new(),
             stderr_kept: 0,
             failed: false,
+            receipt: None,
         })))
     }
 
@@ -138,6 +142,9 @@ impl Recorder {
         if partial {
             event.insert("partial".into(), true.into());
         }
+        if let (Dir::Recv, Some(receipt)) = (dir, self.receipt.take()) {
+            event.insert("receipt".into(), receipt);
+        }
         event.insert("t".into(), Self::ms(self.start).into());
         match (dir, request_id(kept)) {
             (Dir::Send, Some(id)) => {
@@ -151,6 +158,11 @@ impl Recorder {
             _ => {}
         }
         self.write(Value::Object(event));
+    }
+
+    /// Keeps `receipt` with the next response recorded: what its call did.
+    pub fn receipt(&mut self, receipt: &lingxi_wasm_host::Receipt) {
+        self.receipt = serde_json::to_value(receipt).ok();
     }
 
     /// Records how the plugin ended: the last line of the recording (what

@@ -64,6 +64,16 @@ impl Tee {
         )
     }
 
+    /// Where the server hands each call's receipt: kept with its response.
+    pub fn receipts(&self) -> lingxi_wasm_host::ReceiptSink {
+        let recorder = self.recorder.clone();
+        Box::new(move |receipt| {
+            if let Ok(mut r) = recorder.lock() {
+                r.receipt(receipt);
+            }
+        })
+    }
+
     /// Records the end of the session.
     pub fn finish(self, code: i32) {
         if let Ok(mut r) = self.recorder.lock() {
