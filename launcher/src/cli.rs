@@ -2,8 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-use lingxi_wasm_host::PolicySpec;
+use clap::{Parser, Subcommand};
+
+mod args;
+pub use args::{CacheArgs, ExportFormat, GrantArgs, PackArgs, TrustArgs};
 
 /// Run a LingXi plugin component (wasm32-wasip2) in a deny-by-default sandbox,
 /// speaking the LingXi JSON-Lines plugin protocol on stdin/stdout.
@@ -309,102 +311,6 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
-}
-
-/// How a packed executable is made (`pack`, `export`).
-#[derive(Debug, Args)]
-pub struct PackArgs {
-    /// Sign the component with this minisign secret key (see `keygen`);
-    /// `install` checks the signature against the keys a user trusts.
-    #[arg(long, value_name = "KEY")]
-    pub sign: Option<PathBuf>,
-    /// The executable to build on: `lingxi-wasm-rt` (runtime-only,
-    /// smaller, starts faster) or a `lingxi-wasm-run` of this version
-    /// [default: lingxi-wasm-rt beside this launcher, else this launcher].
-    #[arg(long, value_name = "FILE")]
-    pub base: Option<PathBuf>,
-    /// Pack for another platform (a Rust target triple, e.g.
-    /// x86_64-pc-windows-gnu, aarch64-apple-darwin): the code is compiled
-    /// for it, on --base, a base built for it by `scripts/cross`.
-    #[arg(long, value_name = "TRIPLE", requires = "base")]
-    pub target: Option<String>,
-    #[command(flatten)]
-    pub grants: Box<GrantArgs>,
-}
-
-/// Package formats of `export`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// Agent Plugins 1.0.0 (plugin.json, mcp.json, skills/): what Lime loads.
-    AgentPlugin,
-}
-
-/// The public keys whose signatures count.
-#[derive(Debug, Args)]
-pub struct TrustArgs {
-    /// Trust signatures by this key: a `.pub` file from `keygen` (or
-    /// minisign), or the key itself (its `RW…` line). Repeatable.
-    #[arg(long, value_name = "KEY")]
-    pub trust: Vec<String>,
-    /// A file of trusted public keys, one per line, each may follow an
-    /// `untrusted comment:` line naming it [default:
-    /// ~/.lingxiagent/lingxi-wasm-trusted-keys, if it exists].
-    #[arg(long, value_name = "FILE")]
-    pub trusted_keys: Option<PathBuf>,
-}
-
-impl TrustArgs {
-    /// The keys these flags name.
-    pub fn load(&self) -> anyhow::Result<crate::signing::Trust> {
-        crate::signing::Trust::load(self.trusted_keys.as_deref(), &self.trust)
-    }
-}
-
-/// Grants and limits: the policy settings (declared once, in the host's
-/// [`PolicySpec`], as flags and policy-file keys) and `--policy`.
-#[derive(Debug, Args)]
-pub struct GrantArgs {
-    #[command(flatten)]
-    pub settings: PolicySpec,
-
-    /// A TOML policy file with the same settings (grant, workspace,
-    /// allow-read, allow-write, allow-net, env, timeout, max-memory,
-    /// data-root, no-storage, storage-quota, no-validate); flags given here
-    /// override or extend it.
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-}
-
-/// The compile cache.
-#[derive(Debug, Args)]
-pub struct CacheArgs {
-    /// Where compiled components are cached [default: $LINGXI_WASM_CACHE,
-    /// else lingxi-wasm in the platform's cache folder].
-    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
-    pub cache_dir: Option<PathBuf>,
-
-    /// Compile the component at every start instead of caching it.
-    #[arg(long)]
-    pub no_cache: bool,
-}
-
-impl GrantArgs {
-    /// Whether any grant or limit was given (so `install` repacks).
-    pub fn any(&self) -> bool {
-        self.settings != PolicySpec::default() || self.policy.is_some()
-    }
-
-    /// The policy file (if any) with these flags laid over it. `no_storage`
-    /// is kept apart: it is applied when the spec is resolved. Directories
-    /// given as flags are relative to the current directory; in a policy
-    /// file they must be absolute.
-    pub fn spec(&self) -> anyhow::Result<PolicySpec> {
-        let file = match &self.policy {
-            Some(path) => PolicySpec::from_file(path)?,
-            None => PolicySpec::default(),
-        };
-        Ok(file.merge(self.settings.clone().with_absolute_paths()?))
-    }
 }
 
 #[cfg(test)]

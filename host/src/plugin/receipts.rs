@@ -1,0 +1,44 @@
+//! Receipts and learning, as a plugin keeps them: where each call leaves
+//! its receipt (its own slot, or the plugin's), and learning mode (the
+//! trap mount and refused sockets recorded; see `instance.rs`).
+
+use std::sync::Arc;
+
+use super::PluginHost;
+use crate::effects::ReceiptSlot;
+
+impl PluginHost {
+    /// Every call of this plugin from now on leaves its receipt in `slot`
+    /// (a call whose [`CallOptions`] name a slot leaves it there instead);
+    /// `None` stops it. See [`crate::effects`].
+    pub fn keep_receipts(&mut self, slot: Option<ReceiptSlot>) {
+        self.receipts = slot;
+    }
+
+    /// Whether every call leaves its receipt ([`PluginHost::keep_receipts`]).
+    pub fn keeps_receipts(&self) -> bool {
+        self.receipts.is_some()
+    }
+
+    /// Learning mode (what `lingxi-wasm-run learn` runs a plugin in), from
+    /// the next instance on: a path outside every mount and a socket of a
+    /// plugin without `networkAccess` reach the host, which refuses them
+    /// exactly as before and records each refusal, with the rule that
+    /// would allow it, in the call's receipt. Without it such attempts fail
+    /// inside the guest, unseen. Fails only if the empty folder the trap
+    /// mounts cannot be made.
+    pub fn set_learning(&mut self, on: bool) -> std::io::Result<()> {
+        self.learning = match on {
+            true => Some(Arc::new(tempfile::TempDir::new()?)),
+            false => None,
+        };
+        self.live = None;
+        Ok(())
+    }
+
+    /// The slot the next call leaves its receipt in: the options' own, or
+    /// the plugin's.
+    pub(crate) fn record_into(&mut self, slot: Option<&ReceiptSlot>) {
+        self.recording = slot.or(self.receipts.as_ref()).cloned();
+    }
+}
