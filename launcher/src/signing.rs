@@ -22,7 +22,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::pack::{PackHeader, sha256_hex};
+use lingxi_wasm_host::pack::sha256_hex;
 use minisign::{PublicKey, SecretKey, SecretKeyBox};
 
 /// The environment variable a key's password can come from (CI); without

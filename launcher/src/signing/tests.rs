@@ -1,5 +1,6 @@
 use super::*;
 use lingxi_wasm_host::PolicySpec;
+use lingxi_wasm_host::pack::PackHeader;
 
 fn header(component: &[u8], signature: Option<String>) -> PackHeader {
     PackHeader {
