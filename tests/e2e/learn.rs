@@ -5,30 +5,13 @@
 //! makes one of them fail), and it never holds what the ceiling did not
 //! grant.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use lingxi_wasm_host::PolicySpec;
 use serde_json::json;
 
-use crate::support::{Session, guest, launcher, tool};
-
-/// A server on loopback that answers each line with `pong`.
-fn pong_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut line = String::new();
-            if BufReader::new(&stream).read_line(&mut line).is_ok() {
-                let _ = (&stream).write_all(b"pong\n");
-            }
-        }
-    });
-    port
-}
+use crate::support::{Session, guest, launcher, pong_server, tool};
 
 /// A project: sources to read, docs to list, a folder to write into.
 struct Project {

@@ -2,8 +2,6 @@
 //! them (`CallOptions::with_receipt`): what a call did, counted where the
 //! plugin meets WASI, bounded for a plugin that touches everything.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,7 +12,7 @@ use lingxi_wasm_host::{
     ReceiptSlot, Runtime, Session,
 };
 
-use crate::support::{guest, tokio};
+use crate::support::{guest, pong_server, tokio};
 
 /// A session of the testbed under `grant`.
 async fn testbed(grant: Grant) -> (PluginSet, Session) {
@@ -38,20 +36,12 @@ fn canonical(path: &Path) -> String {
     dunce::canonicalize(path).unwrap().display().to_string()
 }
 
-/// A server on loopback that answers one line with `pong`.
-fn pong_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut line = String::new();
-            let mut reader = BufReader::new(&stream);
-            if reader.read_line(&mut line).is_ok() {
-                let _ = (&stream).write_all(b"pong\n");
-            }
-        }
-    });
-    port
+/// What the testbed declares, with its data directories under `root`.
+fn with_storage(root: &Path) -> Grant {
+    Grant {
+        data_root: Some(root.to_owned()),
+        ..Grant::default()
+    }
 }
 
 #[test]
@@ -152,11 +142,7 @@ fn a_refusal_names_the_rule_that_would_allow_it() {
 fn a_flood_is_counted_and_the_receipt_stays_bounded() {
     let data = tempfile::tempdir().unwrap();
     tokio().block_on(async {
-        let grant = Grant {
-            data_root: Some(data.path().to_owned()),
-            ..Grant::default()
-        };
-        let (_set, session) = testbed(grant).await;
+        let (_set, session) = testbed(with_storage(data.path())).await;
         let slot = ReceiptSlot::new();
         let options = CallOptions::within(Duration::from_secs(60)).with_receipt(&slot);
         let answer = session.call_tool("touch-many", "3000", options).await;
@@ -187,11 +173,7 @@ fn a_flood_is_counted_and_the_receipt_stays_bounded() {
 fn a_call_that_crashes_still_gets_its_receipt() {
     let data = tempfile::tempdir().unwrap();
     tokio().block_on(async {
-        let grant = Grant {
-            data_root: Some(data.path().to_owned()),
-            ..Grant::default()
-        };
-        let (_set, session) = testbed(grant).await;
+        let (_set, session) = testbed(with_storage(data.path())).await;
         let (answer, receipt) = call(&session, "fill-then-panic", "1").await;
         assert!(answer.unwrap_err().contains("crashed"));
         let written: u64 = receipt.files.iter().map(|f| f.bytes_written).sum();

@@ -447,3 +447,19 @@ pub fn tokio() -> tokio::runtime::Runtime {
         .build()
         .expect("a tokio runtime")
 }
+
+/// A server on loopback that answers each connection's first line with
+/// `pong` (for the network tools of the testbed); its port.
+pub fn pong_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut line = String::new();
+            if BufReader::new(&stream).read_line(&mut line).is_ok() {
+                let _ = (&stream).write_all(b"pong\n");
+            }
+        }
+    });
+    port
+}

@@ -37,14 +37,8 @@ pub(crate) fn count_input(
     effects: &Arc<Effects>,
     target: Target,
 ) -> wasmtime::Result<()> {
-    let slot = table.get_mut(stream)?;
-    let inner = std::mem::replace(slot, Box::new(Closed));
-    *slot = Box::new(Counted {
-        inner,
-        effects: effects.clone(),
-        target,
-    });
-    Ok(())
+    let counted = |inner| -> DynInputStream { Box::new(Counted::new(inner, effects, target)) };
+    swap(table, stream, Box::new(Closed), counted)
 }
 
 /// Wraps the output stream `stream` so that its bytes are counted.
@@ -54,13 +48,21 @@ pub(crate) fn count_output(
     effects: &Arc<Effects>,
     target: Target,
 ) -> wasmtime::Result<()> {
+    let counted = |inner| -> DynOutputStream { Box::new(Counted::new(inner, effects, target)) };
+    swap(table, stream, Box::new(Closed), counted)
+}
+
+/// Replaces the stream in `stream`'s slot by `wrap` of it (`closed` holds
+/// the slot meanwhile): same handle, same parent.
+fn swap<S: Send + 'static>(
+    table: &mut ResourceTable,
+    stream: &Resource<S>,
+    closed: S,
+    wrap: impl FnOnce(S) -> S,
+) -> wasmtime::Result<()> {
     let slot = table.get_mut(stream)?;
-    let inner = std::mem::replace(slot, Box::new(Closed));
-    *slot = Box::new(Counted {
-        inner,
-        effects: effects.clone(),
-        target,
-    });
+    let inner = std::mem::replace(slot, closed);
+    *slot = wrap(inner);
     Ok(())
 }
 
@@ -72,6 +74,14 @@ struct Counted<S> {
 }
 
 impl<S> Counted<S> {
+    fn new(inner: S, effects: &Arc<Effects>, target: Target) -> Self {
+        Counted {
+            inner,
+            effects: effects.clone(),
+            target,
+        }
+    }
+
     fn note(&self, read: usize, written: usize) {
         if self.effects.active() {
             self.target
