@@ -42,6 +42,23 @@ fn answer<T>(fs: &mut WasiFilesystemCtxView<'_>, r: FsResult<T>) -> Answer<T> {
 }
 
 impl HostState {
+    /// `path` under descriptor `fd`, named only while a call is recorded
+    /// (nobody asking pays for no string).
+    fn joined(&self, fd: u32, path: &str) -> String {
+        match self.effects.active() {
+            true => self.names.join(fd, path),
+            false => String::new(),
+        }
+    }
+
+    /// The path of descriptor `fd`, while a call is recorded.
+    fn named(&self, fd: u32) -> String {
+        match self.effects.active() {
+            true => self.names.of(fd),
+            false => String::new(),
+        }
+    }
+
     /// Refuses a path call through the learning trap: records it (`what`
     /// done to the path) and answers `access`, as for a path no mount
     /// covers.
@@ -126,7 +143,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
             || of.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
         trap!(state, fd.rep(), &path, if write { "write" } else { "read" }, write);
         state.writes.wrote |= of.contains(OpenFlags::CREATE);
-        let full = state.names.join(fd.rep(), &path);
+        let full = state.joined(fd.rep(), &path);
         // Whether it existed, asked only while recording a create.
         let existed = if state.effects.active() && of.contains(OpenFlags::CREATE) {
             let mut fs = state.filesystem();
@@ -152,13 +169,13 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         |state, full, result| before {
             trap!(state, fd.rep(), &path, "create", true);
             state.writes.wrote = true;
-            state.names.join(fd.rep(), &path)
+            state.joined(fd.rep(), &path)
         } after { state.did(&full, Op::Create, true, result) });
     wrap!(i, "[method]descriptor.symlink-at", (fd: Fd, old: String, new: String), symlink_at,
         |state, full, result| before {
             trap!(state, fd.rep(), &new, "create", true);
             state.writes.wrote = true;
-            state.names.join(fd.rep(), &new)
+            state.joined(fd.rep(), &new)
         } after { state.did(&full, Op::Create, false, result) });
     // A hard link from one mounted folder into another would keep the file
     // reachable after the grant of the first is gone (a workspace file
@@ -173,7 +190,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
             }
             trap!(state, fd.rep(), &new, "create", true);
             state.writes.wrote = true;
-            state.names.join(fd.rep(), &new)
+            state.joined(fd.rep(), &new)
         } after { state.did(&full, Op::Create, false, result) });
     // A rename can move a file of any size into the data directory.
     wrap!(i, "[method]descriptor.rename-at",
@@ -182,7 +199,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         trap!(state, fd.rep(), &old, "rename", true);
         trap!(state, new_fd.rep(), &new, "rename", true);
         state.writes.wrote = true;
-        (state.names.join(fd.rep(), &old), state.names.join(new_fd.rep(), &new))
+        (state.joined(fd.rep(), &old), state.joined(new_fd.rep(), &new))
     } after {
         state.did(&note.0, Op::Remove, false, result);
         state.did(&note.1, Op::Create, false, result);
@@ -190,17 +207,17 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wrap!(i, "[method]descriptor.unlink-file-at", (fd: Fd, path: String), unlink_file_at,
         |state, full, result| before {
             trap!(state, fd.rep(), &path, "remove", true);
-            state.names.join(fd.rep(), &path)
+            state.joined(fd.rep(), &path)
         } after { state.did(&full, Op::Remove, false, result) });
     wrap!(i, "[method]descriptor.remove-directory-at", (fd: Fd, path: String), remove_directory_at,
         |state, full, result| before {
             trap!(state, fd.rep(), &path, "remove", true);
-            state.names.join(fd.rep(), &path)
+            state.joined(fd.rep(), &path)
         } after { state.did(&full, Op::Remove, true, result) });
     wrap!(i, "[method]descriptor.stat-at", (fd: Fd, pf: PathFlags, path: String), stat_at,
     |state, full, result| before {
         trap!(state, fd.rep(), &path, "read", false);
-        state.names.join(fd.rep(), &path)
+        state.joined(fd.rep(), &path)
     } after {
         let directory = matches!(result, Ok(stat) if stat.type_ == DescriptorType::Directory);
         state.did(&full, Op::Read, directory, result);
@@ -208,27 +225,27 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wrap!(i, "[method]descriptor.readlink-at", (fd: Fd, path: String), readlink_at,
         |state, full, result| before {
             trap!(state, fd.rep(), &path, "read", false);
-            state.names.join(fd.rep(), &path)
+            state.joined(fd.rep(), &path)
         } after { state.did(&full, Op::Read, false, result) });
     wrap!(i, "[method]descriptor.set-times-at",
         (fd: Fd, pf: PathFlags, path: String, a: NewTimestamp, m: NewTimestamp), set_times_at,
         |state, full, result| before {
             trap!(state, fd.rep(), &path, "write", true);
-            state.names.join(fd.rep(), &path)
+            state.joined(fd.rep(), &path)
         } after { state.did(&full, Op::Write, false, result) });
     wrap!(i, "[method]descriptor.metadata-hash-at", (fd: Fd, pf: PathFlags, path: String),
         metadata_hash_at,
         |state, full, result| before {
             trap!(state, fd.rep(), &path, "read", false);
-            state.names.join(fd.rep(), &path)
+            state.joined(fd.rep(), &path)
         } after { state.did(&full, Op::Read, false, result) });
     wrap!(i, "[method]descriptor.read-directory", (fd: Fd), read_directory,
         |state, path, result| before {
             trap!(state, fd.rep(), "", "list", false);
-            state.names.of(fd.rep())
+            state.named(fd.rep())
         } after { state.did(&path, Op::List, true, result) });
     wrap!(i, "[method]descriptor.read", (fd: Fd, len: u64, offset: u64), read,
-    |state, path, result| before { state.names.of(fd.rep()) }
+    |state, path, result| before { state.named(fd.rep()) }
     after {
         if let Ok((bytes, _)) = result {
             state.effects.bytes(&path, bytes.len() as u64, 0);
@@ -237,7 +254,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wrap!(i, "[method]descriptor.write", (fd: Fd, buffer: Vec<u8>, offset: u64), write,
     |state, path, result| before {
         state.writes.wrote = true;
-        state.names.of(fd.rep())
+        state.named(fd.rep())
     } after {
         match result {
             Ok(written) => state.effects.bytes(&path, 0, *written),
@@ -247,13 +264,13 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wrap!(i, "[method]descriptor.set-size", (fd: Fd, size: u64), set_size,
         |state, path, result| before {
             state.writes.wrote = true;
-            state.names.of(fd.rep())
+            state.named(fd.rep())
         } after { state.did(&path, Op::Write, false, result) });
     i.func_wrap(
         "[method]descriptor.read-via-stream",
         |mut store, (fd, offset): (Fd, u64)| {
             let state = store.data_mut();
-            let path = state.names.of(fd.rep());
+            let path = state.named(fd.rep());
             let answer = {
                 let mut fs = state.filesystem();
                 let result = HostDescriptor::read_via_stream(&mut fs, fd, offset);
@@ -297,7 +314,7 @@ fn streamed(
 ) -> Answer<Resource<OutputStream>> {
     let state = store.data_mut();
     state.writes.wrote = true;
-    let path = state.names.of(fd.rep());
+    let path = state.named(fd.rep());
     let answer = {
         let mut fs = state.filesystem();
         let result = call(&mut fs, fd);

@@ -1,7 +1,8 @@
 //! Which path each descriptor the guest holds was opened by: preopens by
-//! their mount path, the rest joined from their parent's. Receipts and
-//! refusals name files by it; nothing is decided from it (WASI's own
-//! descriptors decide what can be reached).
+//! their mount path, the rest joined from their parent's while a call is
+//! recorded (a descriptor opened in a call nobody records is named `?`).
+//! Receipts and refusals name files by it; nothing is decided from it
+//! (WASI's own descriptors decide what can be reached).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,9 +26,15 @@ pub(crate) struct FdNames {
 }
 
 impl FdNames {
-    /// Remembers that descriptor `rep` is `path`.
+    /// Remembers that descriptor `rep` is `path` (an empty path, from a
+    /// call nobody records, forgets what `rep` named before: ids are
+    /// reused).
     pub(crate) fn name(&mut self, rep: u32, path: String) {
-        self.by_rep.insert(rep, path);
+        if path.is_empty() {
+            self.by_rep.remove(&rep);
+        } else {
+            self.by_rep.insert(rep, path);
+        }
     }
 
     /// The path of descriptor `rep` (`?` if unknown).
