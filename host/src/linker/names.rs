@@ -87,6 +87,9 @@ pub(crate) fn allow_path(path: &str, write: bool) -> String {
         );
     }
     let folder = folder_of(path);
+    if folder.parent().is_none() {
+        return "no rule: mounting the root folder would give away every file (a relative path resolves from /)".into();
+    }
     if write {
         format!(
             "{} (with projectWrite)",
