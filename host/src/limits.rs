@@ -358,8 +358,12 @@ pub const MAX_RECEIPT_ENTRIES: usize = 64;
 pub const MAX_LEARN_ENTRIES: usize = 100_000;
 
 /// Longest path, name or method a receipt keeps, in bytes; a longer one is
-/// cut and marked (a plugin chooses the names it asks for).
+/// cut, marked and counted (a plugin chooses the names it asks for).
 pub const MAX_RECEIPT_NAME: usize = 1024;
+
+/// Longest name kept while learning a policy: above any path a file
+/// system resolves, so a learned rule is never a cut name.
+pub const MAX_LEARN_NAME: usize = 64 * 1024;
 
 // Instances: spares in a session, the pool's slots.
 

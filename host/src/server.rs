@@ -87,6 +87,7 @@ impl Server {
         };
         if self.logged {
             let json = serde_json::to_string(&receipt).unwrap_or_default();
+            let json = crate::text::printable(&json);
             tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
         }
         if let Some(sink) = &mut self.sink {

@@ -71,7 +71,13 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
                 printable(&previous.plugin_id)
             );
         }
-        no_silent_escalation(out, previous, &header, export.accept_new_grants)?;
+        no_silent_escalation(
+            out,
+            Some(previous),
+            &header,
+            export.accept_new_grants,
+            "exported",
+        )?;
     }
     // What it registers, asked in a sandbox with nothing granted.
     let manifest = loaded.manifest().clone();

@@ -76,40 +76,54 @@ pub fn chosen(
     })
 }
 
-/// Refuses to replace the installed (or exported) `old` at `target` by
-/// `new` if `new` could reach anything `old` could not (a capability it
-/// now declares or is granted, a folder, a host rule, a variable,
-/// storage), unless `accept`; each increase is named.
+/// Refuses to replace what is installed (or exported) at `target` by
+/// `new` if `new` could reach anything the plugin there could not (a
+/// capability it now declares or is granted, a folder, a host rule, a
+/// variable, storage), unless `accept`; each increase is named. `old` is
+/// `None` when the copy there cannot be read (damaged, or of a newer
+/// format): then everything `new` reaches is new.
+/// `verb` says what was refused (`installed`, `exported`).
 pub fn no_silent_escalation(
     target: &Path,
-    old: &PackHeader,
+    old: Option<&PackHeader>,
     new: &PackHeader,
     accept: bool,
+    verb: &str,
 ) -> Result<()> {
     use lingxi_wasm_host::policy::upgrade::{Reach, increases};
-    let before = Reach::of_spec(&old.declared, &old.policy);
+    let before = match old {
+        Some(old) => Reach::of_spec(&old.declared, &old.policy),
+        None => Reach::nothing(),
+    };
     let after = Reach::of_spec(&new.declared, &new.policy);
     let more = increases(&before, &after);
     if more.is_empty() {
         return Ok(());
     }
-    let lines: Vec<String> = more.iter().map(|m| format!("  + {m}")).collect();
+    let lines: Vec<String> = more
+        .iter()
+        .map(|m| format!("  + {}", printable(&m.to_string())))
+        .collect();
+    let lines = lines.join("\n");
+    let holds = match old {
+        Some(old) => format!(
+            "{} holds {} {}",
+            target.display(),
+            printable(&old.plugin_id),
+            printable(&old.plugin_version)
+        ),
+        None => format!(
+            "{} holds a copy of this plugin that cannot be read (damaged, or of a newer format), so everything this one reaches counts as new",
+            target.display()
+        ),
+    };
     if accept {
-        println!(
-            "accepted new grants over the installed {} {}:\n{}",
-            old.plugin_id,
-            old.plugin_version,
-            lines.join("\n")
-        );
+        println!("{holds}; accepted new grants:\n{lines}");
         return Ok(());
     }
     bail!(
-        "{} holds {} {}; this {} would reach more than it:\n{}\nnothing was installed: pass --accept-new-grants to install it with these grants, or narrow them with grant flags",
-        target.display(),
-        printable(&old.plugin_id),
-        printable(&old.plugin_version),
+        "{holds}; this {} would reach more than it:\n{lines}\nnothing was {verb}: pass --accept-new-grants to accept these grants, or narrow them with grant flags",
         printable(&new.plugin_version),
-        printable(&lines.join("\n"))
     )
 }
 

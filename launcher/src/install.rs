@@ -102,30 +102,34 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     }
     let target = installed_file(&dir, id);
     let installed = target.exists().then(|| pack::read(&target));
-    // The same plugin (an upgrade, or new grants): never more reach than
-    // installed without saying so, --force or not.
+    // Never more reach than what is replaced without saying so, --force or
+    // not. Only this plugin, readable, shows what it reached; a copy of
+    // ours that cannot be read (damaged, a newer format) counts as reaching
+    // nothing, so everything this one reaches needs accepting; another
+    // file replaced with --force gets its grants printed as new.
     let mut changes = Vec::new();
-    if let Some(Ok(Some(old))) = &installed
-        && old.header.plugin_id == *id
-    {
-        no_silent_escalation(&target, &old.header, &header, accept_new_grants)?;
-        changes = grant_changes(&old.header.policy, &header.policy);
-    } else if let Some(installed) = installed.filter(|_| !force) {
-        match installed {
-            Ok(Some(old)) => bail!(
-                "{} holds another plugin ({}); pass --force to replace it",
-                target.display(),
-                old.header.plugin_id
-            ),
-            Ok(None) | Err(PackError::Io { .. } | PackError::NotRunning { .. }) => bail!(
-                "{} exists and is not a plugin packed by lingxi-wasm-run; pass --force to replace it",
-                target.display()
-            ),
-            Err(PackError::Damaged { .. }) => {} // a broken copy of ours: replace it
-            Err(e @ PackError::Unsupported { .. }) => {
-                bail!("{e}; pass --force to replace it with this version's")
-            }
+    let escalation =
+        |old| no_silent_escalation(&target, old, &header, accept_new_grants, "installed");
+    match installed {
+        None => {}
+        Some(Ok(Some(old))) if old.header.plugin_id == *id => {
+            escalation(Some(&old.header))?;
+            changes = grant_changes(&old.header.policy, &header.policy);
         }
+        Some(Err(PackError::Damaged { .. } | PackError::Unsupported { .. })) => escalation(None)?,
+        Some(_) if force => println!(
+            "note: {} was not a plugin of lingxi-wasm-run that can be read: every grant below is new",
+            target.display()
+        ),
+        Some(Ok(Some(old))) => bail!(
+            "{} holds another plugin ({}); pass --force to replace it",
+            target.display(),
+            old.header.plugin_id
+        ),
+        Some(_) => bail!(
+            "{} exists and is not a plugin packed by lingxi-wasm-run; pass --force to replace it",
+            target.display()
+        ),
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     write_executable(&target, &bytes)?;

@@ -13,8 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::limits::MAX_LEARN_ENTRIES;
-use lingxi_wasm_host::policy::learn::learn as learn_policy;
+use lingxi_wasm_host::policy::learn::{KeepRoot, learn as learn_policy};
 use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, pack, printable};
 use serde_json::{Value, json};
 
@@ -46,12 +45,7 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
             "say what to run while learning: --call TOOL ARGS, --command \"/name args\" or --replay RECORDING (each repeatable)"
         );
     }
-    if args.output.exists() && !args.force {
-        bail!(
-            "{} exists; give another file with -o, or --force to replace it",
-            args.output.display()
-        );
-    }
+    check_output(args.output, args.force)?;
     let (component, mut ceiling) = match pack::read(args.plugin)? {
         Some(packed) => {
             let name = packed.header.plugin_id.clone();
@@ -73,7 +67,7 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     host.set_validation(!ceiling.no_validate);
     host.set_learning(true)
         .context("cannot make the learning trap's empty folder")?;
-    let slot = ReceiptSlot::with_capacity(MAX_LEARN_ENTRIES);
+    let slot = ReceiptSlot::for_learning();
     host.keep_receipts(Some(slot.clone()));
     let id = host.manifest().id.clone();
     eprintln!("learning {} within {}", printable(&id), root.display());
@@ -91,25 +85,62 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
         json!({"id": "learn-snapshot", "method": "host.snapshot", "params": lingxi_wasm_launcher::workspace::snapshot(&root)}),
         json!({"id": "learn-init", "method": "plugin.initialize", "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}}),
     ];
+    let mut handshake = Value::Null;
     for request in setup {
         let answer = send(request.to_string().as_bytes());
         if let Some(error) = answer.as_ref().and_then(|a| a["error"].as_str()) {
             bail!("{} failed: {}", request["method"], printable(error));
         }
+        handshake = answer.map(|mut a| a["result"].take()).unwrap_or_default();
     }
+    let path_tools = tools_with_paths(&handshake);
+    let mut relative = None;
+    let (mut ran, mut failed) = (0, 0);
     for (n, step) in args.steps.iter().enumerate() {
         for request in requests(step, n)? {
             let answer = send(&request);
-            eprintln!("  {}", outcome(&request, answer.as_ref()));
+            let (line, ok) = outcome(&request, answer.as_ref());
+            eprintln!("  {line}");
+            ran += 1;
+            failed += usize::from(!ok);
+            if let Some(tool) = called_tool(&request).filter(|t| path_tools.contains(t)) {
+                relative.get_or_insert(tool);
+            }
         }
     }
-    let learned = learn_policy(&ceiling, &receipts)?;
+    if ran > 0 && failed == ran {
+        bail!(
+            "every request failed ({ran}): there is nothing to learn from, and {} was not written; see why above",
+            args.output.display()
+        );
+    }
+    // Path parameters resolve against the workspace root: a narrower
+    // folder would change what a relative path means.
+    let keep = relative.map(|tool: String| KeepRoot {
+        root: root.clone(),
+        why: format!(
+            "the workspace stays whole: tool {} takes paths relative to it",
+            printable(&tool)
+        ),
+    });
+    let learned = learn_policy(&ceiling, &receipts, keep.as_ref())?;
     write(args.output, &learned.text, args.force)?;
     eprintln!(
-        "wrote {} ({} calls learned from)",
+        "wrote {} (learned from {} call{}, plugin.initialize included)",
         args.output.display(),
-        receipts.len()
+        receipts.len(),
+        if receipts.len() == 1 { "" } else { "s" }
     );
+    if failed > 0 {
+        eprintln!(
+            "  note: {failed} of {ran} requests failed; the policy covers what they did before they failed"
+        );
+    }
+    if !learned.spec.env.is_empty() {
+        eprintln!(
+            "  note: WASI hands a plugin its whole environment, so every variable the ceiling gave is in the policy; drop those it does not need"
+        );
+    }
     for (call, refusal) in &learned.refused {
         eprintln!(
             "  refused (not added): {call}: {}; {}",
@@ -167,22 +198,85 @@ fn requests(step: &Step, n: usize) -> Result<Vec<Vec<u8>>> {
     Ok(vec![request.to_string().into_bytes()])
 }
 
-/// One line saying how a request went.
-fn outcome(request: &[u8], answer: Option<&Value>) -> String {
+/// A request's params, from either dialect (Core's are base64 of JSON).
+fn params(request: &Value) -> Value {
+    use base64::Engine as _;
+    match &request["params"] {
+        Value::String(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default(),
+        params => params.clone(),
+    }
+}
+
+/// The tool a `tool.execute` request calls.
+fn called_tool(request: &[u8]) -> Option<String> {
+    let request: Value = serde_json::from_slice(request).ok()?;
+    (request["method"] == "tool.execute")
+        .then(|| params(&request)["toolName"].as_str().map(str::to_owned))
+        .flatten()
+}
+
+/// The tools of a handshake with path parameters (`x-lingxi-path`).
+fn tools_with_paths(handshake: &Value) -> Vec<String> {
+    let tools = handshake["tools"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    tools
+        .iter()
+        .filter(|t| t["inputSchema"].to_string().contains("x-lingxi-path"))
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// One line saying how a request went, and whether it succeeded.
+fn outcome(request: &[u8], answer: Option<&Value>) -> (String, bool) {
     let request: Value = serde_json::from_slice(request).unwrap_or_default();
-    let params = &request["params"];
+    let params = params(&request);
     let name = params["toolName"]
         .as_str()
         .or(params["commandName"].as_str())
         .map(|n| format!(" {}", printable(n)))
         .unwrap_or_default();
     let method = request["method"].as_str().unwrap_or("?");
-    let how = match answer.map(|a| &a["error"]) {
-        None => "no answer".to_owned(),
-        Some(Value::String(error)) => format!("failed: {}", printable(error)),
-        Some(_) => "ok".to_owned(),
+    let (how, ok) = match answer.map(|a| &a["error"]) {
+        None => ("no answer".to_owned(), false),
+        Some(Value::String(error)) => (format!("failed: {}", printable(error)), false),
+        Some(_) => ("ok".to_owned(), true),
     };
-    format!("{}{name}: {how}", printable(method))
+    (format!("{}{name}: {how}", printable(method)), ok)
+}
+
+/// Refuses an output that cannot be written, before anything runs: an
+/// existing file (without `force`), a folder, a missing folder.
+fn check_output(path: &Path, force: bool) -> Result<()> {
+    if path.is_dir() {
+        bail!(
+            "-o {}: a folder; give the policy file to write",
+            path.display()
+        );
+    }
+    if path.symlink_metadata().is_ok() && !force {
+        bail!(
+            "{} exists; give another file with -o, or --force to replace it",
+            path.display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "-o {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Writes `text` to `path` in one step (a new file renamed into place).
@@ -200,5 +294,8 @@ fn write(path: &Path, text: &str, force: bool) -> Result<()> {
     } else {
         file.persist_noclobber(path).map(drop)
     };
-    persisted.with_context(|| format!("cannot write {}", path.display()))
+    // The temporary file goes with the error's `file`, here, not at exit.
+    persisted
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))
 }

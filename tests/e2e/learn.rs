@@ -257,3 +257,41 @@ fn learning_never_exceeds_the_ceiling_and_reports_what_it_refused() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
 }
+
+/// A tool whose path parameters resolve against the workspace root keeps
+/// the root whole: the same call works under the learned policy.
+#[test]
+fn a_root_that_path_parameters_need_stays_the_workspace() {
+    let p = project();
+    let policy = p.data.parent().unwrap().join("stats.toml");
+    let out = learn(&[
+        guest("workspace-stats").to_str().unwrap(),
+        "--workspace",
+        &p.ws,
+        "--call",
+        "workspace.stats",
+        "{\"path\":\"src\"}",
+        "-o",
+        policy.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        text.contains(&format!("workspace = \"{}\"", p.ws)),
+        "{text}"
+    );
+    assert!(text.contains("takes paths relative to it"), "{text}");
+    let call = launcher()
+        .arg("call")
+        .arg(guest("workspace-stats"))
+        .args(["workspace.stats", "{\"path\":\"src\"}", "--policy"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    assert!(
+        call.status.success(),
+        "{}",
+        String::from_utf8_lossy(&call.stderr)
+    );
+}

@@ -195,6 +195,27 @@ fn an_upgrade_that_would_reach_more_is_refused_unless_accepted() {
         !ok && err.contains("  + environment variable TOKEN"),
         "{err}"
     );
+    // A damaged installed copy (a plugin that could write the project
+    // could damage its own file) hides nothing: everything is new.
+    let installed = d.join(".lingxi/plugins/com.example.misfit");
+    let mut bytes = std::fs::read(&installed).unwrap();
+    let middle = bytes.len() - 4096;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&installed, &bytes).unwrap();
+    let (ok, _, err) = install(&v2, &["--env", "TOKEN=x", "--force"]);
+    assert!(!ok && err.contains("cannot be read"), "{err}");
+    assert!(
+        err.contains("  + environment variable TOKEN")
+            && err.contains("  + capability networkAccess"),
+        "{err}"
+    );
+    assert!(install(&v2, &["--accept-new-grants"]).0);
+    // Cut short, it is no plugin of ours any more: --force replaces it,
+    // every grant printed as new.
+    let bytes = std::fs::read(&installed).unwrap();
+    std::fs::write(&installed, &bytes[..1000]).unwrap();
+    let (ok, out, err) = install(&v2, &["--force"]);
+    assert!(ok && out.contains("every grant below is new"), "{out}{err}");
 }
 
 #[test]

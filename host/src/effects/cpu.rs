@@ -9,18 +9,18 @@ use std::time::Duration;
 
 use cpu_time::ThreadTime;
 
-/// A future whose polls are timed while `spent` is `Some`.
+/// A future whose polls are timed.
 pub(crate) struct Metered<F> {
     inner: Pin<Box<F>>,
     spent: Option<Duration>,
 }
 
 impl<F: Future> Metered<F> {
-    /// `inner`, timed if `timed`.
-    pub(crate) fn new(inner: F, timed: bool) -> Self {
+    /// `inner`, timed.
+    pub(crate) fn new(inner: F) -> Self {
         Metered {
             inner: Box::pin(inner),
-            spent: timed.then_some(Duration::ZERO),
+            spent: Some(Duration::ZERO),
         }
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Connection, FileUse, HttpRequest, Lookup, Receipt, Refusal};
-use crate::limits::MAX_RECEIPT_NAME;
 
 /// What a call did to one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +35,8 @@ pub(crate) struct Effects {
 #[derive(Debug, Default)]
 struct Log {
     capacity: usize,
+    /// Longest name kept, in bytes.
+    name_limit: usize,
     receipt: Receipt,
     files: HashMap<String, usize>,
     lookups: HashMap<String, usize>,
@@ -55,11 +56,13 @@ impl Effects {
         self.active.load(Ordering::Relaxed)
     }
 
-    /// Starts recording `call`, each list holding at most `capacity` entries.
-    pub(crate) fn start(&self, call: String, capacity: usize) {
+    /// Starts recording `call`, each list holding at most `capacity`
+    /// entries, names cut at `name_limit` bytes.
+    pub(crate) fn start(&self, call: String, capacity: usize, name_limit: usize) {
         let mut log = self.lock();
         *log = Log {
             capacity,
+            name_limit,
             ..Log::default()
         };
         log.receipt.call = call;
@@ -116,6 +119,16 @@ impl Effects {
         });
     }
 
+    /// The call made `path` a hard link to `from`.
+    pub(crate) fn linked(&self, path: &str, from: &str) {
+        self.with(|log| {
+            let from = log.cut(from);
+            if let Some(entry) = log.file(path) {
+                entry.linked_from = Some(from);
+            }
+        });
+    }
+
     /// The call read or wrote bytes of `path`.
     pub(crate) fn bytes(&self, path: &str, read: u64, written: u64) {
         self.with(|log| {
@@ -137,7 +150,8 @@ impl Effects {
                     continue;
                 }
                 if log.receipt.environment.len() < log.capacity {
-                    log.receipt.environment.push(cut(name));
+                    let name = log.cut(name);
+                    log.receipt.environment.push(name);
                 } else {
                     log.receipt.totals.omitted += 1;
                 }
@@ -193,9 +207,10 @@ impl Effects {
             log.receipt.totals.http_requests += 1;
             if log.receipt.http.len() < log.capacity {
                 index = Some(log.receipt.http.len());
+                let (method, authority) = (log.cut(method), log.cut(authority));
                 log.receipt.http.push(HttpRequest {
-                    method: cut(method),
-                    authority: cut(authority),
+                    method,
+                    authority,
                     status: None,
                 });
             } else {
@@ -218,7 +233,7 @@ impl Effects {
     pub(crate) fn refused(&self, what: impl FnOnce() -> String, allow: impl FnOnce() -> String) {
         self.with(|log| {
             log.receipt.totals.refused += 1;
-            let what = cut(&what());
+            let what = log.cut(&what());
             if log.receipt.refused.iter().any(|r| r.what == what) {
                 return;
             }
@@ -235,9 +250,25 @@ impl Effects {
 }
 
 impl Log {
+    /// `text` held to the name limit, marked when cut (and counted: a
+    /// policy is never learned from a cut name). Kept exactly otherwise:
+    /// receipts are JSON, which escapes what must be; whoever shows one
+    /// as text makes it printable.
+    fn cut(&mut self, text: &str) -> String {
+        if text.len() <= self.name_limit {
+            return text.to_owned();
+        }
+        self.receipt.totals.names_cut += 1;
+        let mut end = self.name_limit;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &text[..end])
+    }
+
     /// The entry of `path`, made if there is room.
     fn file(&mut self, path: &str) -> Option<&mut FileUse> {
-        let path = cut(path);
+        let path = self.cut(path);
         let index = match self.files.get(&path) {
             Some(index) => *index,
             None if self.receipt.files.len() < self.capacity => {
@@ -257,7 +288,7 @@ impl Log {
     }
 
     fn lookup(&mut self, name: &str) -> Option<&mut Lookup> {
-        let name = cut(name);
+        let name = self.cut(name);
         let index = match self.lookups.get(&name) {
             Some(index) => *index,
             None if self.receipt.lookups.len() < self.capacity => {
@@ -301,42 +332,29 @@ impl Log {
     }
 }
 
-/// `text` held to [`MAX_RECEIPT_NAME`] bytes, printable, marked when cut.
-fn cut(text: &str) -> String {
-    let mut end = text.len().min(MAX_RECEIPT_NAME);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let shown = crate::text::printable(&text[..end]);
-    if end < text.len() {
-        format!("{shown}…")
-    } else {
-        shown.into_owned()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_RECEIPT_NAME;
 
     #[test]
     fn nothing_is_kept_while_off() {
         let effects = Effects::new();
         effects.file("/w/a", Op::Read, false);
-        effects.start("call".into(), 4);
+        effects.start("call".into(), 4, MAX_RECEIPT_NAME);
         effects.file("/w/b", Op::Read, false);
         let receipt = effects.finish();
         assert_eq!(receipt.files.len(), 1);
         assert_eq!(receipt.files[0].path, "/w/b");
         effects.file("/w/c", Op::Read, false);
-        effects.start("next".into(), 4);
+        effects.start("next".into(), 4, MAX_RECEIPT_NAME);
         assert!(effects.finish().files.is_empty());
     }
 
     #[test]
     fn a_flood_is_counted_and_the_first_entries_kept() {
         let effects = Effects::new();
-        effects.start("call".into(), 3);
+        effects.start("call".into(), 3, MAX_RECEIPT_NAME);
         for i in 0..1000 {
             let path = format!("/w/{i}");
             effects.file(&path, Op::Write, false);
@@ -353,7 +371,7 @@ mod tests {
     #[test]
     fn repeats_merge_and_names_follow_their_lookups() {
         let effects = Effects::new();
-        effects.start("call".into(), 8);
+        effects.start("call".into(), 8, MAX_RECEIPT_NAME);
         effects.file("/w/a", Op::Read, false);
         effects.bytes("/w/a", 10, 0);
         effects.bytes("/w/a", 5, 0);
@@ -378,10 +396,13 @@ mod tests {
     #[test]
     fn long_names_are_cut_and_marked() {
         let effects = Effects::new();
-        effects.start("call".into(), 8);
+        effects.start("call".into(), 8, MAX_RECEIPT_NAME);
         effects.file(&"x".repeat(5000), Op::Read, false);
+        effects.file("/w/a\nb\u{1b}[0m", Op::Read, false);
         let receipt = effects.finish();
         assert!(receipt.files[0].path.len() <= MAX_RECEIPT_NAME + '…'.len_utf8());
         assert!(receipt.files[0].path.ends_with('…'));
+        assert_eq!(receipt.totals.names_cut, 1);
+        assert_eq!(receipt.files[1].path, "/w/a\nb\u{1b}[0m", "kept exactly");
     }
 }

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::MAX_RECEIPT_ENTRIES;
+use crate::limits::{MAX_LEARN_ENTRIES, MAX_LEARN_NAME, MAX_RECEIPT_ENTRIES, MAX_RECEIPT_NAME};
 
 /// What one call did. Paths are as the plugin named them (mounts sit at
 /// their own absolute paths; the data directory at `/lingxi/data`).
@@ -48,7 +48,8 @@ pub struct Receipt {
     /// The instance's memories and tables after the call, in bytes (they
     /// never shrink, so this is the call's peak).
     pub peak_memory_bytes: u64,
-    /// Bytes the call wrote to stdout, stderr and the log together.
+    /// Bytes the call wrote to stdout, stderr and the log together (not
+    /// its result).
     pub output_bytes: u64,
     /// Files and folders touched, one entry per path.
     pub files: Vec<FileUse>,
@@ -61,7 +62,12 @@ pub struct Receipt {
     pub connections: Vec<Connection>,
     /// Outgoing HTTP requests (`wasi:http`).
     pub http: Vec<HttpRequest>,
-    /// What the sandbox refused, each with the rule that would allow it.
+    /// What the sandbox refused, each with the rule that would allow it:
+    /// what reaches the host (network destinations and lookups outside
+    /// the allow-list, writes to a read-only mount, paths escaping one).
+    /// A path outside every mount and a socket without `networkAccess`
+    /// fail inside the guest unseen, except in learning mode
+    /// ([`PluginHost::set_learning`](crate::PluginHost::set_learning)).
     pub refused: Vec<Refusal>,
     /// Counts of everything, listed or not.
     pub totals: Totals,
@@ -98,6 +104,9 @@ pub struct FileUse {
     /// Removed (or renamed away) by the call.
     #[serde(skip_serializing_if = "is_false")]
     pub removed: bool,
+    /// Made as a hard link to this file (both within one mount).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linked_from: Option<String>,
 }
 
 /// One name lookup.
@@ -180,9 +189,12 @@ pub struct Totals {
     pub http_requests: u64,
     /// Refusals.
     pub refused: u64,
-    /// Entries left out of the lists because they were full (0: the
-    /// receipt lists everything).
+    /// Uses left out of the lists because they were full (0: the receipt
+    /// lists everything).
     pub omitted: u64,
+    /// Names (paths, hosts, methods) cut because they were longer than a
+    /// receipt keeps.
+    pub names_cut: u64,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -200,6 +212,7 @@ fn is_zero(n: &u64) -> bool {
 pub struct ReceiptSlot {
     inner: Arc<Mutex<Option<Receipt>>>,
     capacity: usize,
+    name_limit: usize,
 }
 
 impl Default for ReceiptSlot {
@@ -230,6 +243,18 @@ impl ReceiptSlot {
         ReceiptSlot {
             inner: Arc::default(),
             capacity: entries.max(1),
+            name_limit: MAX_RECEIPT_NAME,
+        }
+    }
+
+    /// A slot for learning a policy: lists of up to
+    /// [`MAX_LEARN_ENTRIES`](crate::limits::MAX_LEARN_ENTRIES) entries and
+    /// names of up to [`MAX_LEARN_NAME`](crate::limits::MAX_LEARN_NAME)
+    /// bytes, so that nothing a policy needs is cut.
+    pub fn for_learning() -> Self {
+        ReceiptSlot {
+            name_limit: MAX_LEARN_NAME,
+            ..ReceiptSlot::with_capacity(MAX_LEARN_ENTRIES)
         }
     }
 
@@ -242,9 +267,10 @@ impl ReceiptSlot {
             .take()
     }
 
-    /// How many entries each list of its receipts may hold.
-    pub(crate) fn capacity(&self) -> usize {
-        self.capacity
+    /// How many entries each list of its receipts may hold, and the
+    /// longest name kept.
+    pub(crate) fn bounds(&self) -> (usize, usize) {
+        (self.capacity, self.name_limit)
     }
 
     /// Leaves `receipt` here (replacing an unread one).

@@ -183,15 +183,20 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     // descriptor, and across two answer `cross-device`, as between file
     // systems (programs then copy).
     wrap!(i, "[method]descriptor.link-at",
-        (fd: Fd, pf: PathFlags, old: String, new_fd: Fd, new: String), link_at,
-        |state, full, result| before {
-            if fd.rep() != new_fd.rep() {
-                return Ok((Err(ErrorCode::CrossDevice),));
-            }
-            trap!(state, fd.rep(), &new, "create", true);
-            state.writes.wrote = true;
-            state.joined(fd.rep(), &new)
-        } after { state.did(&full, Op::Create, false, result) });
+    (fd: Fd, pf: PathFlags, old: String, new_fd: Fd, new: String), link_at,
+    |state, note, result| before {
+        if fd.rep() != new_fd.rep() {
+            return Ok((Err(ErrorCode::CrossDevice),));
+        }
+        trap!(state, fd.rep(), &new, "create", true);
+        state.writes.wrote = true;
+        (state.joined(fd.rep(), &new), state.joined(fd.rep(), &old))
+    } after {
+        state.did(&note.0, Op::Create, false, result);
+        if result.is_ok() {
+            state.effects.linked(&note.0, &note.1);
+        }
+    });
     // A rename can move a file of any size into the data directory.
     wrap!(i, "[method]descriptor.rename-at",
     (fd: Fd, old: String, new_fd: Fd, new: String), rename_at,

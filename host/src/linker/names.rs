@@ -87,6 +87,26 @@ pub(crate) fn allow_path(path: &str, write: bool) -> String {
         );
     }
     let folder = folder_of(path);
+    // Through a link: a mount cannot follow it out, and mounting the
+    // link mounts its target; the plugin must use the target's path.
+    if let Ok(real) = dunce::canonicalize(folder)
+        && real != folder
+        && folder.parent().is_some()
+    {
+        return format!(
+            "no rule for this path: {} is reached through a link to {}, which a mount does not follow; mount that folder ({}) and use its path",
+            folder.display(),
+            real.display(),
+            worded(
+                if write {
+                    Setting::AllowWrite
+                } else {
+                    Setting::AllowRead
+                },
+                real.display()
+            )
+        );
+    }
     if folder.parent().is_none() {
         return "no rule: mounting the root folder would give away every file (a relative path resolves from /)".into();
     }

@@ -126,13 +126,19 @@ impl PluginHost {
             _ => self.recording.take(),
         };
         if let Some(slot) = &slot {
-            state.effects.start(call.to_string(), slot.capacity());
+            let (capacity, names) = slot.bounds();
+            state.effects.start(call.to_string(), capacity, names);
         }
         live.budget.reset();
         live.in_call = true;
         let started = deadline.step_start();
         let running = call.invoke(&live.bindings, &mut live.store);
-        let (outcome, cpu) = Metered::new(deadline.run(running), slot.is_some()).await;
+        // Timed only when a receipt is asked for: the common call pays
+        // for no clock and no extra future.
+        let (outcome, cpu) = match &slot {
+            Some(_) => Metered::new(deadline.run(running)).await,
+            None => (deadline.run(running).await, None),
+        };
         let took = started.elapsed();
         live.in_call = false;
         for output in &live.outputs {

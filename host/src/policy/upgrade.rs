@@ -126,15 +126,39 @@ impl Reach {
         )
     }
 
+    /// Nothing at all: what an installed file that cannot be read is
+    /// taken to reach, so that everything its replacement reaches is new.
+    pub fn nothing() -> Reach {
+        Reach {
+            capabilities: Vec::new(),
+            workspace: None,
+            read: Vec::new(),
+            write: Vec::new(),
+            net: Some(Vec::new()),
+            env: Vec::new(),
+            storage: None,
+            validated: true,
+        }
+    }
+
     fn new(policy: Policy, parts: Parts) -> Reach {
         let allows = |c| policy.allows(c);
         let mounts = allows(Capability::ProjectRead) || allows(Capability::ProjectWrite);
         let writes = allows(Capability::ProjectWrite);
+        let normal = |dirs: Vec<PathBuf>| dirs.iter().map(|d| lexical(d)).collect();
         Reach {
             capabilities: policy.effective().to_vec(),
-            workspace: parts.workspace.filter(|_| mounts),
-            read: if mounts { parts.read } else { Vec::new() },
-            write: if writes { parts.write } else { Vec::new() },
+            workspace: parts.workspace.filter(|_| mounts).map(|d| lexical(&d)),
+            read: if mounts {
+                normal(parts.read)
+            } else {
+                Vec::new()
+            },
+            write: if writes {
+                normal(parts.write)
+            } else {
+                Vec::new()
+            },
             net: match allows(Capability::NetworkAccess) {
                 true if parts.net.is_empty() => None,
                 true => Some(parts.net),
@@ -158,11 +182,31 @@ struct Parts {
     validated: bool,
 }
 
+/// `dir` with `.` and `..` taken out as written (`/a/b/../c` is `/a/c`).
+fn lexical(dir: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in dir.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            part => out.push(part),
+        }
+    }
+    out
+}
+
 /// What `new` could reach that `old` could not (empty: no increase).
 pub fn increases(old: &Reach, new: &Reach) -> Vec<Increase> {
     let mut more = Vec::new();
     for c in &new.capabilities {
-        if !old.capabilities.contains(c) {
+        // Writing the project includes reading it.
+        let covered = old.capabilities.contains(c)
+            || (*c == Capability::ProjectRead
+                && old.capabilities.contains(&Capability::ProjectWrite));
+        if !covered {
             more.push(Increase::Capability(c.wire_name().to_owned()));
         }
     }

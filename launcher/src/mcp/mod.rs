@@ -235,6 +235,7 @@ impl ServerHandler for Handler {
         if let Some(receipt) = slot.as_ref().and_then(ReceiptSlot::take) {
             if logged {
                 let json = serde_json::to_string(&receipt).unwrap_or_default();
+                let json = lingxi_wasm_host::printable(&json);
                 tracing::debug!(target: RECEIPT_TARGET, "receipt {json}");
             }
             if asked {

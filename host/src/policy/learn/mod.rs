@@ -9,16 +9,15 @@
 //! mounts its siblings too, and WASI hands a plugin its whole environment
 //! at once, so the variables are those it was handed when it read it.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+mod needs;
 #[cfg(test)]
 mod tests;
 mod text;
 
 use super::file::PolicySpec;
 use crate::effects::{Receipt, Refusal};
-use crate::storage::DATA_GUEST_PATH;
 
 /// A learned policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +44,17 @@ pub enum LearnError {
         call: String,
         /// Uses left out.
         omitted: u64,
+    },
+    /// A receipt holds a cut name: a rule from it would name another
+    /// folder or host.
+    #[error(
+        "{call} used names longer than a receipt keeps ({cut} cut); no policy is learned from a cut name"
+    )]
+    NameCut {
+        /// The call.
+        call: String,
+        /// Names cut.
+        cut: u64,
     },
 }
 
@@ -85,20 +95,30 @@ impl Rules {
     }
 }
 
-/// A folder a call needed, and whether it wrote there.
-struct Need {
-    folder: PathBuf,
-    write: bool,
-    why: String,
+/// The workspace root a learned policy must keep whole, and why: a tool
+/// called while learning resolves path parameters against it, so a
+/// narrower folder would change what its paths mean.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeepRoot {
+    /// The root (the ceiling's workspace).
+    pub root: PathBuf,
+    /// Why, for the policy's comment.
+    pub why: String,
 }
 
 /// Learns the narrowest policy covering `receipts`, which were recorded
-/// under `ceiling` (its limits and storage root are kept).
-pub fn learn(ceiling: &PolicySpec, receipts: &[Receipt]) -> Result<Learned, LearnError> {
+/// under `ceiling` (its limits, storage root and variables' values are
+/// kept), with the workspace root kept whole if `keep` says so.
+pub fn learn(
+    ceiling: &PolicySpec,
+    receipts: &[Receipt],
+    keep: Option<&KeepRoot>,
+) -> Result<Learned, LearnError> {
     let mut needs = Vec::new();
     let (mut caps, mut net, mut env, mut storage): (Rules, Rules, Rules, Rules) =
         Default::default();
     let mut refused = Vec::new();
+    let mut looked_up = Vec::new();
     for receipt in receipts {
         if receipt.totals.omitted > 0 {
             return Err(LearnError::Incomplete {
@@ -106,16 +126,37 @@ pub fn learn(ceiling: &PolicySpec, receipts: &[Receipt]) -> Result<Learned, Lear
                 omitted: receipt.totals.omitted,
             });
         }
+        if receipt.totals.names_cut > 0 {
+            return Err(LearnError::NameCut {
+                call: receipt.call.clone(),
+                cut: receipt.totals.names_cut,
+            });
+        }
         let call = crate::text::printable(&receipt.call).into_owned();
-        files(&call, receipt, &mut needs, &mut storage);
-        network(&call, receipt, &mut net);
+        needs::files(&call, receipt, &mut needs, &mut storage);
+        needs::network(&call, receipt, &mut net);
+        looked_up.extend(
+            receipt
+                .lookups
+                .iter()
+                .map(|l| (call.clone(), l.name.clone())),
+        );
         for name in &receipt.environment {
-            env.add(name.clone(), || format!("{call} read its environment"));
+            // As the ceiling gave it: a value given there stays, so the
+            // policy works where the launcher's environment lacks it.
+            let entry = ceiling
+                .env
+                .iter()
+                .find(|e| e.split('=').next() == Some(name.as_str()))
+                .cloned()
+                .unwrap_or_else(|| name.clone());
+            env.add(entry, || format!("{call} read its environment"));
         }
         refused.extend(receipt.refused.iter().map(|r| (call.clone(), r.clone())));
     }
+    needs::lookups_only(&looked_up, &mut net);
     let writes = needs.iter().any(|n| n.write);
-    let [workspace, read, write] = folders(needs);
+    let [workspace, read, write] = needs::folders(needs, keep);
     if let Some(first) = workspace.0.first() {
         let cap = if writes {
             "projectWrite"
@@ -161,118 +202,4 @@ pub fn learn(ceiling: &PolicySpec, receipts: &[Receipt]) -> Result<Learned, Lear
         text,
         refused,
     })
-}
-
-/// The folders and storage a receipt's files needed.
-fn files(call: &str, receipt: &Receipt, needs: &mut Vec<Need>, storage: &mut Rules) {
-    for file in &receipt.files {
-        let path = Path::new(&file.path);
-        if path.starts_with(DATA_GUEST_PATH) {
-            storage.add("used".into(), || format!("{call} used {}", file.path));
-            continue;
-        }
-        if !path.is_absolute() {
-            continue;
-        }
-        // A folder's own entries are changed in its parent; a file is
-        // reached through the folder it is in.
-        let entry_changed = file.created || file.removed;
-        let directory = file.directory || file.listed;
-        let (folder, write, did) = if entry_changed || (file.write && !directory) {
-            let did = if file.created {
-                "created"
-            } else if file.removed {
-                "removed"
-            } else {
-                "wrote"
-            };
-            (path.parent().unwrap_or(path), true, did)
-        } else if directory {
-            (path, false, if file.listed { "listed" } else { "read" })
-        } else {
-            (path.parent().unwrap_or(path), file.write, "read")
-        };
-        needs.push(Need {
-            folder: folder.to_owned(),
-            write,
-            why: format!("{call} {did} {}", file.path),
-        });
-    }
-}
-
-/// The `allow-net` rules a receipt's network use needed.
-fn network(call: &str, receipt: &Receipt, net: &mut Rules) {
-    let host = |address: &str| match address.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V6(ip)) => format!("[{ip}]"),
-        _ => address.to_owned(),
-    };
-    let mut connected = BTreeSet::new();
-    for c in &receipt.connections {
-        let name = c.name.clone().unwrap_or_else(|| host(&c.address));
-        connected.insert(name.clone());
-        net.add(format!("{name}:{}", c.port), || {
-            format!(
-                "{call} connected to {name} ({}:{}, {})",
-                c.address, c.port, c.protocol
-            )
-        });
-    }
-    for r in &receipt.http {
-        let (scheme, authority) = r
-            .authority
-            .split_once("://")
-            .unwrap_or(("http", &r.authority));
-        let default = if scheme == "https" { 443 } else { 80 };
-        let (name, port) = match authority.rsplit_once(':') {
-            Some((name, port)) if !name.ends_with(']') || port.parse::<u16>().is_ok() => {
-                (name.to_owned(), port.parse().unwrap_or(default))
-            }
-            _ => (authority.to_owned(), default),
-        };
-        connected.insert(name.clone());
-        net.add(format!("{name}:{port}"), || {
-            format!("{call} sent {} {}", r.method, r.authority)
-        });
-    }
-    // A name looked up and never connected to: its rule allows the lookup
-    // and no connection (port 0).
-    for lookup in &receipt.lookups {
-        if !connected.contains(&lookup.name) {
-            net.add(format!("{}:0", lookup.name), || {
-                format!("{call} looked up {} (port 0: no connection)", lookup.name)
-            });
-        }
-    }
-}
-
-/// The workspace (one folder), the extra read-only and read-write folders:
-/// a folder under another needed one is left out, and the workspace is
-/// the first folder written (or read, if none was).
-fn folders(needs: Vec<Need>) -> [Rules; 3] {
-    let writes: Vec<&Need> = needs.iter().filter(|n| n.write).collect();
-    let reads: Vec<&Need> = needs.iter().filter(|n| !n.write).collect();
-    let top = |list: &[&Need], others: &[&Need]| {
-        let mut rules = Rules::default();
-        for need in list {
-            let covered = |other: &&Need| {
-                other.folder != need.folder && need.folder.starts_with(&other.folder)
-            };
-            if list.iter().any(covered) || others.iter().any(|o| need.folder.starts_with(&o.folder))
-            {
-                continue;
-            }
-            let shown = need.folder.display().to_string();
-            rules.add(shown, || need.why.clone());
-        }
-        rules
-    };
-    let mut write = top(&writes, &[]);
-    let mut read = top(&reads, &writes);
-    let mut workspace = Rules::default();
-    if !write.0.is_empty() {
-        workspace.0.push(write.0.remove(0));
-    } else if !read.0.is_empty() {
-        workspace.0.push(read.0.remove(0));
-    }
-    [workspace, read, write]
 }

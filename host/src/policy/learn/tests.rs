@@ -65,7 +65,7 @@ fn the_narrowest_folders_hosts_and_variables() {
             }];
         }),
     ];
-    let learned = learn(&PolicySpec::default(), &receipts).unwrap();
+    let learned = learn(&PolicySpec::default(), &receipts, None).unwrap();
     let spec = &learned.spec;
     assert_eq!(
         spec.grant.as_deref(),
@@ -82,7 +82,7 @@ fn the_narrowest_folders_hosts_and_variables() {
     assert!(spec.no_storage);
     assert_eq!(&parsed(&learned.text), spec, "{}", learned.text);
     assert!(
-        learned.text.contains("# tool.execute 'save' connected to api.example.com (192.0.2.1:443, tcp)\n  \"api.example.com:443\","),
+        learned.text.contains("# tool.execute 'save' reached for api.example.com (192.0.2.1:443, tcp)\n  \"api.example.com:443\","),
         "{}",
         learned.text
     );
@@ -100,6 +100,7 @@ fn nothing_used_grants_nothing() {
     let learned = learn(
         &PolicySpec::default(),
         &[receipt("tool.execute 'ok'", |_| {})],
+        None,
     )
     .unwrap();
     assert_eq!(learned.spec.grant, Some(vec!["none".to_owned()]));
@@ -121,7 +122,7 @@ fn storage_used_stays_and_refusals_are_reported_not_granted() {
             allow: "allow-read = [\"/etc\"]".into(),
         }];
     })];
-    let learned = learn(&ceiling, &receipts).unwrap();
+    let learned = learn(&ceiling, &receipts, None).unwrap();
     assert!(!learned.spec.no_storage);
     assert_eq!(learned.spec.data_root.as_deref(), Some(Path::new("/data")));
     assert!(learned.spec.allow_read.is_empty());
@@ -138,7 +139,7 @@ fn an_incomplete_receipt_is_not_learned_from() {
             ..Totals::default()
         };
     })];
-    let error = learn(&PolicySpec::default(), &receipts).unwrap_err();
+    let error = learn(&PolicySpec::default(), &receipts, None).unwrap_err();
     assert!(error.to_string().contains("3 uses left out"), "{error}");
 }
 
@@ -148,6 +149,78 @@ fn names_and_comments_cannot_break_out_of_the_file() {
         r.files = vec![file("/ws/a\"b\n= 1/c.txt", |f| f.read = true)];
         r.environment = vec!["K\"]\nx = 1".into()];
     })];
-    let learned = learn(&PolicySpec::default(), &receipts).unwrap();
+    let learned = learn(&PolicySpec::default(), &receipts, None).unwrap();
     assert_eq!(parsed(&learned.text), learned.spec, "{}", learned.text);
+}
+
+#[test]
+fn lookups_connections_links_and_values_across_calls() {
+    let receipts = [
+        receipt("tool.execute 'dns'", |r| {
+            r.lookups = vec![Lookup {
+                name: "api.example.com".into(),
+                addresses: vec![],
+            }];
+            r.environment = vec!["MODE".into()];
+        }),
+        receipt("tool.execute 'fetch'", |r| {
+            r.connections = vec![Connection {
+                protocol: "tcp".into(),
+                name: Some("api.example.com".into()),
+                address: "192.0.2.1".into(),
+                port: 443,
+                count: 1,
+                ..Connection::default()
+            }];
+            r.files = vec![file("/ws/b/link", |f| {
+                f.created = true;
+                f.linked_from = Some("/ws/a/file".into());
+            })];
+        }),
+    ];
+    let ceiling = PolicySpec {
+        env: vec!["MODE=fast".into()],
+        ..PolicySpec::default()
+    };
+    let learned = learn(&ceiling, &receipts, None).unwrap();
+    // The name was connected to in another call: no port-0 rule.
+    assert_eq!(learned.spec.allow_net, ["api.example.com:443"]);
+    // A hard link is made within one mount: both folders under it.
+    assert_eq!(learned.spec.workspace.as_deref(), Some(Path::new("/ws")));
+    // A value the ceiling gave stays.
+    assert_eq!(learned.spec.env, ["MODE=fast"]);
+    assert_eq!(parsed(&learned.text), learned.spec, "{}", learned.text);
+}
+
+#[test]
+fn a_root_that_path_parameters_resolve_against_stays_whole() {
+    let receipts = [receipt("tool.execute 'stats'", |r| {
+        r.files = vec![
+            file("/ws/sub/a.rs", |f| f.read = true),
+            file("/elsewhere/x", |f| f.read = true),
+        ];
+    })];
+    let keep = KeepRoot {
+        root: "/ws".into(),
+        why: "tool stats takes paths relative to it".into(),
+    };
+    let learned = learn(&PolicySpec::default(), &receipts, Some(&keep)).unwrap();
+    assert_eq!(learned.spec.workspace.as_deref(), Some(Path::new("/ws")));
+    assert_eq!(learned.spec.allow_read, [PathBuf::from("/elsewhere")]);
+    assert!(
+        learned
+            .text
+            .contains("# tool stats takes paths relative to it\nworkspace"),
+        "{}",
+        learned.text
+    );
+    // Nothing under the root used: it is not mounted for nothing.
+    let outside = [receipt("tool.execute 'x'", |r| {
+        r.files = vec![file("/elsewhere/x", |f| f.read = true)]
+    })];
+    let learned = learn(&PolicySpec::default(), &outside, Some(&keep)).unwrap();
+    assert_eq!(
+        learned.spec.workspace.as_deref(),
+        Some(Path::new("/elsewhere"))
+    );
 }

@@ -91,3 +91,42 @@ fn narrower_grants_are_no_increase() {
     let plain = Reach::of_spec(&names(&["projectRead"]), &PolicySpec::default());
     assert!(increases(&plain, &reader).is_empty());
 }
+
+#[test]
+fn writing_covers_reading_and_paths_compare_as_written() {
+    let writer = Reach::of_spec(
+        &names(&["projectRead", "projectWrite"]),
+        &spec(|s| {
+            s.grant = Some(names(&["projectWrite"]));
+            s.allow_write = vec!["/ws/out".into()];
+        }),
+    );
+    let reader = Reach::of_spec(
+        &names(&["projectRead", "projectWrite"]),
+        &spec(|s| {
+            s.grant = Some(names(&["projectRead"]));
+            s.allow_read = vec!["/ws/out/../out/x".into()];
+        }),
+    );
+    assert!(
+        increases(&writer, &reader).is_empty(),
+        "{:?}",
+        increases(&writer, &reader)
+    );
+    let escape = Reach::of_spec(
+        &names(&["projectRead", "projectWrite"]),
+        &spec(|s| {
+            s.grant = Some(names(&["projectWrite"]));
+            s.allow_write = vec!["/ws/out/../../etc".into()];
+        }),
+    );
+    assert_eq!(shown(increases(&writer, &escape)), ["writes folder /etc"]);
+    assert_eq!(
+        shown(increases(&Reach::nothing(), &writer)),
+        [
+            "capability projectWrite",
+            "writes folder /ws/out",
+            "storage under the default data root"
+        ]
+    );
+}
