@@ -263,3 +263,28 @@ fn call_writes_the_receipt_of_its_call() {
     );
     assert!(receipt["wallMicros"].as_u64().unwrap() > 0, "{receipt}");
 }
+
+/// Serving JSONL with `lingxi_wasm::receipt=debug` in the log filter logs
+/// every call's receipt on stderr; stdout keeps protocol lines only.
+#[test]
+fn receipts_are_logged_at_debug_when_the_log_takes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.txt"), "hello").unwrap();
+    let ws = canonical(dir.path());
+    let log = "info,lingxi_wasm::receipt=debug";
+    let args = ["--workspace", ws.as_str()];
+    let mut session = crate::support::Session::start_with_log(&guest("testbed"), &args, log);
+    let params = crate::support::tool("read-file", &format!("{ws}/in.txt"));
+    let answer = session.call("1", "tool.execute", params);
+    assert_eq!(answer["result"], "hello", "{answer}");
+    let (status, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("receipt {") && l.contains("tool.execute 'read-file'"))
+        .unwrap_or_else(|| panic!("no receipt logged:\n{stderr}"));
+    assert!(
+        line.contains(&format!("\"path\":\"{ws}/in.txt\"")),
+        "{line}"
+    );
+}
