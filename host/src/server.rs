@@ -32,8 +32,9 @@ pub struct Server {
     sink: Option<ReceiptSink>,
 }
 
-/// What [`Server::on_receipt`] hands each receipt to.
-pub type ReceiptSink = Box<dyn FnMut(&crate::effects::Receipt) + Send>;
+/// What [`Server::on_receipt`] hands each receipt to, with the `id` of
+/// the response it belongs to (as the response line has it).
+pub type ReceiptSink = Box<dyn FnMut(Option<&serde_json::Value>, &crate::effects::Receipt) + Send>;
 
 /// The `tracing` target receipts are logged under, at debug: a server whose
 /// log takes them (`LINGXI_WASM_LOG=lingxi_wasm::receipt=debug` in the
@@ -80,8 +81,9 @@ impl Server {
         self.sink = Some(sink);
     }
 
-    /// Logs the receipt of the call just answered and hands it to the sink.
-    fn pass_receipt(&mut self) {
+    /// Logs the receipt of the call just answered (`response`) and hands
+    /// it to the sink.
+    fn pass_receipt(&mut self, response: Option<&str>) {
         let Some(receipt) = self.receipts.as_ref().and_then(ReceiptSlot::take) else {
             return;
         };
@@ -91,7 +93,12 @@ impl Server {
             tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
         }
         if let Some(sink) = &mut self.sink {
-            sink(&receipt);
+            #[derive(serde::Deserialize)]
+            struct Id {
+                id: serde_json::Value,
+            }
+            let id = response.and_then(|line| serde_json::from_str::<Id>(line).ok());
+            sink(id.as_ref().map(|i| &i.id), &receipt);
         }
     }
 
@@ -129,7 +136,7 @@ impl Server {
                 } else {
                     server.front.answer_bytes(&mut server.host, &line).await
                 };
-                server.pass_receipt();
+                server.pass_receipt(response.as_deref());
                 if let Some(response) = response {
                     output.write_all(response.as_bytes())?;
                     output.write_all(b"\n")?;
@@ -148,7 +155,7 @@ impl Server {
     pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
         let answer =
             self.block_on(async |server| server.front.answer_bytes(&mut server.host, line).await);
-        self.pass_receipt();
+        self.pass_receipt(answer.as_deref());
         answer
     }
 
@@ -156,7 +163,7 @@ impl Server {
     pub fn handle_line(&mut self, line: &str) -> Option<String> {
         let answer =
             self.block_on(async |server| server.front.answer_line(&mut server.host, line).await);
-        self.pass_receipt();
+        self.pass_receipt(answer.as_deref());
         answer
     }
 }

@@ -48,6 +48,9 @@ Environment:
   LINGXI_WASM_KEY_PASSWORD
                      the password of a secret key (keygen, pack --sign);
                      without it, it is asked on the terminal
+  LINGXI_WASM_RECEIPTS
+                     a file `record` names for a plugin it runs: each call's
+                     receipt is appended to it, for the recording
   HOME               where ~/.lingxiagent/plugin-data (plugin storage) and
                      ~/.lingxiagent/plugins (install, list, uninstall) are
                      (Windows: the profile folder, %USERPROFILE%)

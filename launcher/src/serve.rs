@@ -156,9 +156,20 @@ pub fn serve(
     let mut server = Server::with_runtime(host, tokio);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
-    match record.and_then(|dir| record::Tee::start(dir, &id)) {
+    let tee = record.and_then(|dir| record::Tee::start(dir, &id));
+    // Receipts go to this plugin's own recording and to a `record` proxy
+    // around it, whichever record.
+    let mut sinks: Vec<_> = tee.iter().map(record::Tee::receipts).collect();
+    sinks.extend(record::receipts_file());
+    if !sinks.is_empty() {
+        server.on_receipt(Box::new(move |id, receipt| {
+            for sink in &mut sinks {
+                sink(id, receipt);
+            }
+        }));
+    }
+    match tee {
         Some(tee) => {
-            server.on_receipt(tee.receipts());
             let (input, output) = tee.wrap(stdin, stdout);
             let served = server.serve(input, output);
             tee.finish(if served.is_ok() { 0 } else { 1 });

@@ -465,3 +465,46 @@ fn hostile_recordings_and_plugins_cannot_hang_flood_or_fool_the_replay() {
     let (code, _) = replay(&long, &[], &[Path::new("/bin/cat")]);
     assert_eq!(code, 2);
 }
+
+/// `record` around this launcher (a component, or a packed plugin) keeps
+/// each response's receipt, passed through a private file; a native
+/// plugin has none, and the bytes passed through are the same.
+#[test]
+fn record_keeps_each_responses_receipt_from_a_plugin_of_this_launcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = [
+        r#"{"id":"1","method":"tool.execute","params":{"toolName":"probe.echo","arguments":"hi","sessionID":"s","toolCallID":"c"}}"#,
+        r#"{"id":"2","method":"tool.execute","params":{"toolName":"nope","arguments":"","sessionID":"s","toolCallID":"c"}}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let wasm = dir.path().join("wasm.jsonl");
+    let out = record(&wasm, &[&guest("probe")], &input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded = events(&wasm);
+    let responses: Vec<&Value> = recorded
+        .iter()
+        .filter(|e| e.get("recv").is_some())
+        .collect();
+    assert_eq!(responses.len(), 2, "{recorded:?}");
+    assert_eq!(
+        responses[0]["receipt"]["call"], "tool.execute 'probe.echo'",
+        "{recorded:?}"
+    );
+    assert_eq!(
+        responses[1]["receipt"]["call"], "tool.execute 'nope'",
+        "{recorded:?}"
+    );
+    let native_file = dir.path().join("native.jsonl");
+    let native_out = record(&native_file, &[&native("probe")], &input);
+    assert_eq!(native_out.stdout, out.stdout, "the same answers either way");
+    let events = events(&native_file);
+    assert!(
+        events.iter().all(|e| e.get("receipt").is_none()),
+        "{events:?}"
+    );
+}

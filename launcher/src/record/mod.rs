@@ -9,7 +9,8 @@
 //! {"case": "...", "recorded": {"command": [...], "cwd": "...", "startedAt": 1764523200000, "by": "lingxi-wasm-run 0.1.0"}}
 //! {"send": "<request line>", "t": 0.41}                  ms since the start
 //! {"recv": "<response line>", "t": 1.93, "ms": 1.52}     ms since its request
-//!     (a plugin recording itself also keeps "receipt": what the call did)
+//!     with "receipt" (what the call did) when the plugin is this launcher's
+//!     (recording itself, or under `record`, which asks it through a file)
 //! {"stderr": "<a line the plugin logged>", "t": 1.2}
 //! {"exit": 0, "t": 20.7}
 //! ```
@@ -19,6 +20,7 @@
 //! conformance steps `expect` and `expectInner`.
 
 mod diff;
+mod feed;
 mod proxy;
 mod replay;
 mod tee;
@@ -32,6 +34,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+pub use feed::{RECEIPTS_ENV, receipts_file};
 pub use proxy::{plugin_command, record};
 pub use replay::{ReplayArgs, replay, requests};
 pub use tee::Tee;
@@ -64,6 +67,8 @@ pub struct Recorder {
     failed: bool,
     /// The receipt of the call whose response is recorded next.
     receipt: Option<Value>,
+    /// Receipts a recorded plugin writes, by response id (`record`).
+    feed: Option<feed::Feed>,
 }
 
 /// A recorder shared by the threads (or the reader and writer) that feed it.
@@ -94,6 +99,7 @@ impl Recorder {
             stderr_kept: 0,
             failed: false,
             receipt: None,
+            feed: None,
         })))
     }
 
@@ -142,8 +148,14 @@ impl Recorder {
         if partial {
             event.insert("partial".into(), true.into());
         }
-        if let (Dir::Recv, Some(receipt)) = (dir, self.receipt.take()) {
-            event.insert("receipt".into(), receipt);
+        if dir == Dir::Recv {
+            let fed = || {
+                let id = request_id(kept)?;
+                self.feed.as_mut()?.take(&id)
+            };
+            if let Some(receipt) = self.receipt.take().or_else(fed) {
+                event.insert("receipt".into(), receipt);
+            }
         }
         event.insert("t".into(), Self::ms(self.start).into());
         match (dir, request_id(kept)) {

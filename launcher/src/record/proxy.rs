@@ -53,6 +53,16 @@ pub fn record(out: &Path, plugin: &[String]) -> Result<i32> {
     })?;
     let recorder = Recorder::new(Box::new(file), plugin)
         .with_context(|| format!("cannot write {}", out.display()))?;
+    // A plugin of this launcher passes each call's receipt through a
+    // private file (see feed.rs); it lives as long as the session.
+    let receipts = tempfile::NamedTempFile::new().ok();
+    if let Some(receipts) = &receipts
+        && let Ok(feed) = super::feed::Feed::open(receipts.path())
+        && let Ok(mut r) = recorder.lock()
+    {
+        r.feed = Some(feed);
+        command.env(super::RECEIPTS_ENV, receipts.path());
+    }
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -67,7 +67,7 @@ impl Tee {
     /// Where the server hands each call's receipt: kept with its response.
     pub fn receipts(&self) -> lingxi_wasm_host::ReceiptSink {
         let recorder = self.recorder.clone();
-        Box::new(move |receipt| {
+        Box::new(move |_id, receipt| {
             if let Ok(mut r) = recorder.lock() {
                 r.receipt(receipt);
             }
