@@ -8,7 +8,7 @@
 //! flag test in each wrapped function: nothing is counted, timed or kept.
 //!
 //! A receipt is bounded: each list holds at most
-//! [`MAX_RECEIPT_ENTRIES`](crate::limits::MAX_RECEIPT_ENTRIES) entries (a
+//! [`MAX_RECEIPT_ENTRIES`] entries (a
 //! slot may ask for more), uses past it are counted in [`Totals`] and
 //! [`Totals::omitted`] says how many were left out.
 //!
@@ -248,8 +248,8 @@ impl ReceiptSlot {
     }
 
     /// A slot for learning a policy: lists of up to
-    /// [`MAX_LEARN_ENTRIES`](crate::limits::MAX_LEARN_ENTRIES) entries and
-    /// names of up to [`MAX_LEARN_NAME`](crate::limits::MAX_LEARN_NAME)
+    /// [`MAX_LEARN_ENTRIES`] entries and
+    /// names of up to [`MAX_LEARN_NAME`]
     /// bytes, so that nothing a policy needs is cut.
     pub fn for_learning() -> Self {
         ReceiptSlot {

@@ -9,7 +9,7 @@ use crate::effects::ReceiptSlot;
 
 impl PluginHost {
     /// Every call of this plugin from now on leaves its receipt in `slot`
-    /// (a call whose [`CallOptions`] name a slot leaves it there instead);
+    /// (a call whose [`CallOptions`](crate::CallOptions) name a slot leaves it there instead);
     /// `None` stops it. See [`crate::effects`].
     pub fn keep_receipts(&mut self, slot: Option<ReceiptSlot>) {
         self.receipts = slot;

@@ -122,8 +122,9 @@ pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
 /// Whether a resolved folder is a place many things share rather than one
 /// project's or one plugin's: a root (`/`, `C:\`, a network share), a
 /// folder directly under it (`/etc`, `/tmp`, `/home`, `C:\Windows`,
-/// `C:\Users`), or the user's home folder or a folder above it (see
-/// [`homes`]).
+/// `C:\Users`), or the user's home folder or a folder above it (`HOME`
+/// and `USERPROFILE` when absolute, the platform's home folder and the
+/// user database's entry).
 pub fn shared_place(resolved: &Path) -> bool {
     use std::path::Component;
     let depth = resolved
