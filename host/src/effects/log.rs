@@ -170,7 +170,10 @@ impl Effects {
     /// The lookup of `name` handed the plugin `address`.
     pub(crate) fn answered(&self, name: &str, address: IpAddr) {
         self.with(|log| {
-            log.names.insert(address.to_canonical(), name.to_owned());
+            // Held to the lists' bound, like every table of a receipt.
+            if log.names.len() < log.capacity {
+                log.names.insert(address.to_canonical(), name.to_owned());
+            }
             if let Some(entry) = log.lookup(name)
                 && entry.addresses.len() < 16
             {
@@ -391,6 +394,17 @@ mod tests {
             (connection.count, connection.bytes_out, connection.bytes_in),
             (2, 5, 7)
         );
+    }
+
+    #[test]
+    fn the_names_of_answered_addresses_are_bounded_too() {
+        let effects = Effects::new();
+        effects.start("call".into(), 4, MAX_RECEIPT_NAME);
+        for i in 0..1000u32 {
+            effects.answered("flood.example", IpAddr::from(i.to_be_bytes()));
+        }
+        assert_eq!(effects.lock().names.len(), 4);
+        assert_eq!(effects.finish().lookups[0].addresses.len(), 16);
     }
 
     #[test]
