@@ -189,15 +189,20 @@ pub enum Command {
         cache: CacheArgs,
     },
     /// Serve a plugin's tools (and its slash commands, as prompts) over the
-    /// Model Context Protocol on stdin/stdout, in the same sandbox: an MCP
-    /// client starts `lingxi-wasm-run mcp PLUGIN [grant flags]`. The
-    /// workspace is the client's first MCP root, else --workspace, else
-    /// the current folder (unless it is /, directly under / or the home
-    /// folder); PLUGIN_DATA, when set, is the data directory.
+    /// Model Context Protocol, in the same sandbox: on stdin/stdout (an MCP
+    /// client starts `lingxi-wasm-run mcp PLUGIN [grant flags]`), or over
+    /// streamable HTTP with --http. The workspace is the client's first
+    /// MCP root (stdio only), else --workspace, else the current folder
+    /// (unless it is /, directly under / or the home folder); PLUGIN_DATA,
+    /// when set, is the data directory.
     Mcp {
-        /// A component (.wasm) or a packed plugin (which brings its grants;
-        /// flags given here are laid over them, as over a --policy file).
+        /// A component (.wasm), a packed plugin (which brings its grants;
+        /// flags given here are laid over them, as over a --policy file),
+        /// or a folder of plugins served as one (each gets the flags'
+        /// grants; names that clash stop the server).
         plugin: PathBuf,
+        #[command(flatten)]
+        http: crate::mcp::HttpArgs,
         #[command(flatten)]
         grants: Box<GrantArgs>,
         #[command(flatten)]

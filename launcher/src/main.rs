@@ -194,25 +194,33 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Mcp {
             plugin,
+            http,
             grants,
             cache,
         }) => {
+            let http = http.options()?;
             let flags = grants.any().then(|| grants.spec()).transpose()?;
             let runtime = runtime(&cache)?;
-            let (component, spec) = match pack::read(&plugin)? {
-                // A packed file brings its grants; flags given now are laid over them
-                // (a limit raised or lowered never widens what it was granted).
-                Some(packed) => {
-                    let name = packed.header.plugin_id.clone();
-                    let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
-                    (component, call::over_packed(packed.header.policy, flags))
+            let (plugins, spec) = if plugin.is_dir() {
+                // A folder: the flags grant every plugin in it.
+                (mcp::Plugins::Folder(plugin), flags.unwrap_or_default())
+            } else {
+                match pack::read(&plugin)? {
+                    // A packed file brings its grants; flags given now are laid over them
+                    // (a limit raised or lowered never widens what it was granted).
+                    Some(packed) => {
+                        let name = packed.header.plugin_id.clone();
+                        let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
+                        let spec = call::over_packed(packed.header.policy, flags);
+                        (mcp::Plugins::One(Box::new(component)), spec)
+                    }
+                    None => (
+                        mcp::Plugins::One(Box::new(tokio.block_on(runtime.load_file(&plugin))?)),
+                        flags.unwrap_or_default(),
+                    ),
                 }
-                None => (
-                    tokio.block_on(runtime.load_file(&plugin))?,
-                    flags.unwrap_or_default(),
-                ),
             };
-            mcp::serve(tokio, runtime, component, &spec)
+            mcp::serve(tokio, runtime, plugins, &spec, http)
         }
         Some(Command::Export {
             input,

@@ -181,6 +181,17 @@ pub fn serve(
     Ok(())
 }
 
+/// A packed plugin's `mcp` and its flags.
+#[derive(clap::Parser)]
+#[command(
+    name = "mcp",
+    about = "Serve the packed plugin's tools over the Model Context Protocol: on stdin/stdout, or over streamable HTTP with --http"
+)]
+struct PackedMcp {
+    #[command(flatten)]
+    http: crate::mcp::HttpArgs,
+}
+
 /// Runs as a packed plugin. With no arguments (how LingXi spawns plugins)
 /// it serves the protocol; `mcp` serves it over the Model Context Protocol
 /// (how an Agent Plugins host starts it); `inspect` (as `inspect` says),
@@ -213,12 +224,16 @@ pub fn run_packed(
                 tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
             serve(tokio, component, &header.policy, header.record.as_deref())
         }
-        ["mcp"] => {
+        ["mcp", ..] => {
+            let http = <PackedMcp as clap::Parser>::try_parse_from(&args)?
+                .http
+                .options()?;
             let runtime = Runtime::new()?;
             // SAFETY: as above.
             let component =
                 tokio.block_on(unsafe { runtime.load_own_packed(&packed, &header.plugin_id) })?;
-            crate::mcp::serve(tokio, runtime, component, &header.policy)
+            let plugins = crate::mcp::Plugins::One(Box::new(component));
+            crate::mcp::serve(tokio, runtime, plugins, &header.policy, http)
         }
         ["inspect"] => inspect(&tokio, &packed),
         ["--version" | "-V"] => {
@@ -236,7 +251,8 @@ pub fn run_packed(
                  Run with no arguments it speaks the LingXi JSON-Lines protocol on stdin/stdout,\n\
                  sandboxed with the grants it was packed with; a LingXi host starts it that way.\n\n\
                  Usage: {exe} [mcp | inspect | --help | --version]\n\n  \
-                 mcp        serve its tools over the Model Context Protocol on stdin/stdout\n  \
+                 mcp        serve its tools over the Model Context Protocol on stdin/stdout\n             \
+                            (mcp --http ADDR:PORT: over streamable HTTP; mcp --help lists its flags)\n  \
                  inspect    {inspect}\n  \
                  --version  print versions",
                 inspect = if base == "lingxi-wasm-run" {

@@ -3,6 +3,8 @@
 tests ask, and prints one JSON report on stdout.
 
     client.py [options] -- COMMAND [ARG...]     start COMMAND as a stdio server
+    client.py [options] --url URL               connect to a streamable-HTTP
+                                                server
     client.py [options] --package DIR --data D  load an Agent Plugins 1.0.0
                                                 package as a client must, then
                                                 start its one MCP server
@@ -16,25 +18,35 @@ Options:
     --modern         connect with the 2026-07-28 `server/discover` instead of
                      the `initialize` handshake
     --timeout SECS   how long one request may take before the client gives up
+    --token T        (--url) send `Authorization: Bearer T`
+    --origin O       (--url) send `Origin: O`, as a browser page would
+    --elicit ACTION  declare elicitation (form) and answer every request with
+                     accept, decline or cancel (reported under "elicitations")
+    --checkpoint F   after --checkpoint-after calls, create F.reached and wait
+                     for F.go before going on (a test acts in between)
     --schemas DIR    the vendored Agent Plugins schemas (with --package)
 
 The report: {"protocolVersion", "serverInfo", "tools", "prompts",
 "results": [{"ms", "isError", "text", "meta" (the result's _meta, if any)} |
-{"ms", "error": {"code", "message"}}],
+{"ms", "error": {"code", "message"}}], "elicitations": [messages],
 "package": {...} (with --package)}. A package that does not load is reported
 with its problems and exit status 3; nothing is started.
 """
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import time
 
 from mcp import types
+from mcp.client._input_required import run_input_required_driver
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 import agent_plugins
@@ -54,10 +66,16 @@ def parse_args(argv):
     parser.add_argument("--package")
     parser.add_argument("--data")
     parser.add_argument("--schemas")
+    parser.add_argument("--url")
+    parser.add_argument("--token")
+    parser.add_argument("--origin")
+    parser.add_argument("--elicit", choices=["accept", "decline", "cancel"])
+    parser.add_argument("--checkpoint")
+    parser.add_argument("--checkpoint-after", type=int, default=0)
     args = parser.parse_args(argv)
     args.command = command
-    if bool(args.package) == bool(command):
-        parser.error("give either --package DIR or -- COMMAND [ARG...]")
+    if [bool(args.package), bool(command), bool(args.url)].count(True) != 1:
+        parser.error("give one of --package DIR, --url URL or -- COMMAND [ARG...]")
     return args
 
 
@@ -65,13 +83,31 @@ def text_of(content):
     return "".join(block.text for block in content if getattr(block, "type", None) == "text")
 
 
-async def step(session, entry, timeout):
+async def call_tool(session, entry, timeout, answer):
+    """A tools/call, its 2026-07-28 `input_required` rounds driven to the end."""
+    name, arguments, meta = entry["tool"], entry.get("arguments"), entry.get("meta")
+    result = await session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta, allow_input_required=True)
+    if not isinstance(result, types.InputRequiredResult):
+        return result
+
+    async def dispatch(key, request):
+        return await answer(None, request.params)
+
+    async def retry(responses, state):
+        return await session.call_tool(
+            name, arguments, read_timeout_seconds=timeout, meta=meta,
+            input_responses=responses, request_state=state, allow_input_required=True,
+        )
+
+    return await run_input_required_driver(result, dispatch=dispatch, retry=retry)
+
+
+async def step(session, entry, timeout, answer):
     start = time.monotonic()
     out = {}
     try:
         if "tool" in entry:
-            meta = entry.get("meta")
-            result = await session.call_tool(entry["tool"], entry.get("arguments"), read_timeout_seconds=timeout, meta=meta)
+            result = await call_tool(session, entry, timeout, answer)
             out["isError"] = bool(result.is_error)
             out["text"] = text_of(result.content)
             if result.meta:
@@ -88,17 +124,49 @@ async def step(session, entry, timeout):
     return out
 
 
+async def checkpoint(args, done):
+    if args.checkpoint and done == args.checkpoint_after:
+        open(args.checkpoint + ".reached", "w").close()
+        deadline = time.monotonic() + 120
+        while not os.path.exists(args.checkpoint + ".go"):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the test never said go")
+            await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def connect(args, server):
+    if args.url:
+        headers = {}
+        if args.token:
+            headers["Authorization"] = f"Bearer {args.token}"
+        if args.origin:
+            headers["Origin"] = args.origin
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(args.url, http_client=http) as (read, write):
+                yield read, write
+    else:
+        async with stdio_client(server, errlog=sys.stderr) as (read, write):
+            yield read, write
+
+
 async def run(args, server, report):
     roots = [types.Root(uri=uri) for uri in args.roots]
+    report["elicitations"] = []
 
     async def list_roots(context):
         return types.ListRootsResult(roots=roots)
 
-    async with stdio_client(server, errlog=sys.stderr) as (read, write):
+    async def answer(context, params):
+        report["elicitations"].append(params.message)
+        return types.ElicitResult(action=args.elicit, content={} if args.elicit == "accept" else None)
+
+    async with connect(args, server) as (read, write):
         session = ClientSession(
             read,
             write,
             list_roots_callback=list_roots if roots else None,
+            elicitation_callback=answer if args.elicit else None,
             client_info=types.Implementation(name="lingxi-wasm-tests", version="1"),
         )
         async with session:
@@ -121,7 +189,10 @@ async def run(args, server, report):
                 report["prompts"] = {"error": e.error.message}
             if not args.modern:  # 2026-07-28 has no ping
                 await session.send_ping()
-            report["results"] = [await step(session, entry, args.timeout) for entry in json.loads(args.calls)]
+            report["results"] = []
+            for entry in json.loads(args.calls):
+                await checkpoint(args, len(report["results"]))
+                report["results"].append(await step(session, entry, args.timeout, answer))
 
 
 def main():
@@ -136,12 +207,38 @@ def main():
         # The base environment is the client's choice (spec §9): ours.
         env = dict(os.environ) | loaded.env
         server = StdioServerParameters(command=loaded.command, args=loaded.args, env=env, cwd=loaded.cwd)
-    else:
+    elif args.command:
         server = StdioServerParameters(
             command=args.command[0], args=args.command[1:], env=dict(os.environ)
         )
-    asyncio.run(run(args, server, report))
+    else:
+        server = None
+    try:
+        asyncio.run(run(args, server, report))
+    except BaseException as e:  # an HTTP refusal ends the connection: report it
+        report["failure"] = failure(e)
+        print(json.dumps(report))
+        sys.exit(4)
     print(json.dumps(report))
+
+
+def failure(e):
+    """What stopped the client: an HTTP status if there was one, and the messages."""
+    found = {"messages": []}
+    stack = [e]
+    while stack:
+        e = stack.pop()
+        found["messages"].append(f"{type(e).__name__}: {e}")
+        if isinstance(e, MCPError) and "error" not in found:
+            found["error"] = e.error.model_dump(mode="json", exclude_none=True)
+        response = getattr(e, "response", None)
+        if response is not None and getattr(response, "status_code", None):
+            found["status"] = response.status_code
+        stack.extend(getattr(e, "exceptions", []) or [])
+        for inner in (e.__cause__, e.__context__):
+            if inner is not None and len(found["messages"]) < 20:
+                stack.append(inner)
+    return found
 
 
 if __name__ == "__main__":

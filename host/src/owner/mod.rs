@@ -50,6 +50,9 @@ pub struct Access {
     /// theirs (Unix: writable by others without the sticky bit; Windows:
     /// they may delete its children, or change its permissions or owner).
     pub others_may_rename_entries: bool,
+    /// Others may read it (a file's contents; a folder's listing): what
+    /// a secret's file must not allow.
+    pub others_may_read: bool,
 }
 
 /// Reads who owns `path` (links followed) and what others may do to it.
@@ -86,5 +89,6 @@ mod tests {
         assert_eq!(found.owner, Owner::Me, "{found:?}");
         assert!(!found.others_may_write, "{found:?}");
         assert!(!found.others_may_rename_entries, "{found:?}");
+        assert!(!found.others_may_read, "{found:?}");
     }
 }

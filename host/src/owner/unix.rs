@@ -19,5 +19,6 @@ pub(super) fn access(path: &Path) -> std::io::Result<Access> {
         owner,
         others_may_write: open,
         others_may_rename_entries: open && !sticky,
+        others_may_read: meta.mode() & 0o044 != 0,
     })
 }

@@ -26,8 +26,9 @@ const SYSTEM_SIDS: [&str; 3] = [
     "S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464",
 ];
 
-// Access rights (winnt.h). For a folder, WRITE_DATA adds a file and
-// APPEND_DATA a subfolder.
+// Access rights (winnt.h). For a folder, READ_DATA lists it, WRITE_DATA
+// adds a file and APPEND_DATA a subfolder.
+const FILE_READ_DATA: u32 = 0x0001;
 const FILE_WRITE_DATA: u32 = 0x0002;
 const FILE_APPEND_DATA: u32 = 0x0004;
 const FILE_WRITE_EA: u32 = 0x0010;
@@ -38,6 +39,9 @@ const WRITE_DAC: u32 = 0x0004_0000;
 const WRITE_OWNER: u32 = 0x0008_0000;
 const GENERIC_ALL: u32 = 0x1000_0000;
 const GENERIC_WRITE: u32 = 0x4000_0000;
+const GENERIC_READ: u32 = 0x8000_0000;
+/// Rights that let their holder read what it holds.
+const READS_IT: u32 = FILE_READ_DATA | GENERIC_READ | GENERIC_ALL;
 /// Rights that let their holder change the object itself.
 const CHANGES_IT: u32 = FILE_WRITE_DATA
     | FILE_APPEND_DATA
@@ -107,6 +111,7 @@ pub(super) fn access(path: &Path) -> std::io::Result<Access> {
             owner,
             others_may_write: true,
             others_may_rename_entries: true,
+            others_may_read: true,
         });
     }
     let mut rights = 0u32;
@@ -139,6 +144,7 @@ pub(super) fn access(path: &Path) -> std::io::Result<Access> {
         owner,
         others_may_write: rights & CHANGES_IT != 0,
         others_may_rename_entries: rights & RENAMES_ENTRIES != 0,
+        others_may_read: rights & READS_IT != 0,
     })
 }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::MutexGuard;
 
 use super::Members;
-use super::approval::Approver;
+use super::approval::{ApprovalFuture, Approver, PreparedCall};
 use super::instance::{
     Context, Instance, Slot, Spares, instance_in, lock_bounded, locked, prepared,
 };
@@ -82,6 +82,21 @@ impl Session {
             calls: AtomicU64::new(0),
             approver,
         })
+    }
+
+    /// The same session, asking `approve` instead of the set's approval
+    /// callback before every call to a tool that requires approval: for a
+    /// host whose sessions belong to different users (an MCP server over
+    /// HTTP, a team service), each asked through their own client.
+    pub fn with_approval<F, A>(mut self, approve: F) -> Session
+    where
+        F: Fn(&PreparedCall) -> A + Send + Sync + 'static,
+        A: Future<Output = bool> + Send + 'static,
+    {
+        self.approver = Some(std::sync::Arc::new(
+            move |call: &PreparedCall| -> ApprovalFuture { Box::pin(approve(call)) },
+        ));
+        self
     }
 
     /// The session id (passed to tools as their `session-id`).

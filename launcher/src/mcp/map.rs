@@ -26,12 +26,15 @@ pub const EFFECTS_META: &str = "dev.lingxi-wasm/effects";
 /// The one argument of every prompt: the command's arguments as typed.
 pub const PROMPT_ARGUMENT: &str = "arguments";
 
-/// What is offered over MCP, made once from the plugin's catalog.
+/// What is offered over MCP, made once from the plugins' catalog.
 pub struct Offer {
-    /// The tools served.
+    /// The tools served (those that require approval only to a client
+    /// that can be asked: see `approval`).
     pub tools: Vec<Tool>,
-    /// Tools not served, each with why (said when one is called).
-    pub withheld: Vec<(String, String)>,
+    /// The tools that require the user's approval before each call
+    /// (`x-lingxi-requires-approval`), each with why a client that cannot
+    /// ask its user (no elicitation) is not served it.
+    pub approval: Vec<(String, String)>,
     /// Tools whose calls may overlap (`x-lingxi-concurrency-safe`).
     pub concurrency_safe: Vec<String>,
     /// The commands, as prompts.
@@ -42,27 +45,43 @@ pub struct Offer {
 pub fn offer(catalog: &Catalog) -> Offer {
     let mut offer = Offer {
         tools: Vec::new(),
-        withheld: Vec::new(),
+        approval: Vec::new(),
         concurrency_safe: Vec::new(),
         prompts: catalog.commands.iter().map(prompt).collect(),
     };
     for tool in &catalog.tools {
         if tool.annotations.requires_approval {
-            offer.withheld.push((
+            offer.approval.push((
                 tool.descriptor.name.clone(),
                 format!(
-                    "tool '{}' requires the user's approval before each call (x-lingxi-requires-approval), and an MCP server cannot ask for it; it is not served over MCP (use it from LingXi, or from a host that embeds lingxi-wasm-host with an approval callback)",
-                    lingxi_wasm_host::printable(&tool.descriptor.name)
+                    "tool '{}' requires the user's approval before each call (x-lingxi-requires-approval), and this MCP client cannot be asked for it: it is served only to clients that declare the elicitation capability (form mode){}",
+                    lingxi_wasm_host::printable(&tool.descriptor.name),
+                    ", on stdio, in an HTTP session, or at protocol 2026-07-28 and later"
                 ),
             ));
-        } else {
-            if tool.annotations.concurrency_safe {
-                offer.concurrency_safe.push(tool.descriptor.name.clone());
-            }
-            offer.tools.push(self::tool(tool));
         }
+        if tool.annotations.concurrency_safe {
+            offer.concurrency_safe.push(tool.descriptor.name.clone());
+        }
+        offer.tools.push(self::tool(tool));
     }
     offer
+}
+
+impl Offer {
+    /// Why tool `name` is not served to a client that cannot be asked
+    /// for approval, if it requires approval.
+    pub fn needs_asking(&self, name: &str) -> Option<&str> {
+        let found = self.approval.iter().find(|(n, _)| n == name);
+        found.map(|(_, why)| why.as_str())
+    }
+
+    /// The tools served to a client that can (`asks`) or cannot be asked
+    /// for approval.
+    pub fn tools_for(&self, asks: bool) -> Vec<Tool> {
+        let served = |t: &&Tool| asks || self.needs_asking(&t.name).is_none();
+        self.tools.iter().filter(served).cloned().collect()
+    }
 }
 
 /// One tool: name, description, the input schema as an object (an object
@@ -234,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn schemas_are_objects_and_approval_tools_are_withheld() {
+    fn schemas_are_objects_and_approval_tools_need_a_client_that_asks() {
         let mut catalog = Catalog::default();
         catalog
             .tools
@@ -247,15 +266,18 @@ mod tests {
         withheld.descriptor.name = "ask".into();
         catalog.tools.push(withheld);
         let offer = offer(&catalog);
-        assert_eq!(offer.tools.len(), 1);
+        assert_eq!(offer.tools.len(), 2);
+        assert_eq!(offer.tools_for(false).len(), 1);
+        assert_eq!(offer.tools_for(true).len(), 2);
         assert_eq!(
             offer.tools[0].input_schema.get("type"),
             Some(&json!("object"))
         );
         let meta = offer.tools[0].meta.as_ref().unwrap();
         assert_eq!(meta[CONTRACT_META]["owner"], "p");
-        assert_eq!(offer.withheld.len(), 1);
-        assert!(offer.withheld[0].1.contains("requires the user's approval"));
+        let why = offer.needs_asking("ask").unwrap();
+        assert!(why.contains("requires the user's approval"), "{why}");
+        assert!(offer.needs_asking("t").is_none());
     }
 
     #[test]

@@ -1,12 +1,18 @@
-//! Serving one sandboxed plugin over the Model Context Protocol on
-//! stdin/stdout (`lingxi-wasm-run mcp`, or a packed plugin started with the
-//! argument `mcp`), with the official Rust SDK (`rmcp`).
+//! Serving sandboxed plugins over the Model Context Protocol, on
+//! stdin/stdout or streamable HTTP (`lingxi-wasm-run mcp`, or a packed
+//! plugin started with the argument `mcp`), with the official Rust SDK
+//! (`rmcp`).
 //!
-//! The plugin runs in a one-plugin [`PluginSet`], the core an embedding host
-//! uses: the same grants, deadlines, memory and output caps, argument
-//! validation and path parameters as over JSONL. What maps to what is
-//! decided in `map.rs`; where the workspace root comes from in `roots.rs`.
+//! The plugins run in a [`PluginSet`], the core an embedding host uses:
+//! the same grants, deadlines, memory and output caps, argument validation
+//! and path parameters as over JSONL. What maps to what is decided in
+//! `map.rs`; where the workspace root comes from in `roots.rs`; how a
+//! user approves a call in `approval.rs`; one session's handler in
+//! `handler.rs`; the HTTP server and its defences in `http/`.
 
+mod approval;
+mod handler;
+mod http;
 mod map;
 mod roots;
 
@@ -15,18 +21,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use lingxi_wasm_host::types::InitializeRequest;
-use lingxi_wasm_host::{
-    CallError, CallOptions, PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec,
-    RECEIPT_TARGET, ReceiptSlot, Runtime, Session,
-};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{RoleServer, ServerHandler};
+use lingxi_wasm_host::{PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec, Runtime};
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
+use handler::{Channel, Handler, Shared};
+
+pub use approval::APPROVAL_KEY;
+pub use http::{HttpArgs, HttpOptions};
 pub use map::{CONTRACT_META, EFFECTS_META, PROMPT_ARGUMENT};
 pub use roots::shared_place;
 
@@ -34,16 +35,64 @@ pub use roots::shared_place;
 /// persistent data directory.
 pub const PLUGIN_DATA: &str = "PLUGIN_DATA";
 
-/// Serves `component` over MCP on stdin/stdout until the client closes
-/// stdin. `spec` is the grant.
+/// What `mcp` serves: one plugin, or every plugin in a folder (one
+/// catalog; a plugin that does not load or whose names clash with one
+/// loaded before it stops the server from starting).
+pub enum Plugins {
+    /// A component or packed plugin, loaded.
+    One(Box<PluginComponent>),
+    /// A folder of plugins, as [`PluginSet::load_dir`] reads it.
+    Folder(PathBuf),
+}
+
+/// Serves `plugins` over MCP, on stdin/stdout until the client closes
+/// stdin, or over HTTP as `http` says until a signal stops it. `spec` is
+/// the grant (of every plugin, for a folder).
 pub fn serve(
     tokio: tokio::runtime::Runtime,
     runtime: Runtime,
-    component: PluginComponent,
+    plugins: Plugins,
     spec: &PolicySpec,
+    http: Option<http::HttpOptions>,
 ) -> Result<()> {
+    // Over HTTP, sessions run in parallel on every core.
+    let tokio = match http {
+        Some(_) => {
+            drop(tokio);
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_name("lingxi-wasm-mcp")
+                .build()
+                .context("cannot start the async runtime")?
+        }
+        None => tokio,
+    };
+    tokio.block_on(async move {
+        let shared = Arc::new(shared(runtime, plugins, spec).await?);
+        match http {
+            None => stdio(shared).await,
+            Some(options) => http::serve(shared, options).await,
+        }
+    })
+}
+
+/// Serves one session over stdin/stdout.
+async fn stdio(shared: Arc<Shared>) -> Result<()> {
+    let handler = Handler::open(shared, "mcp".into(), Channel::Stdio)?;
+    let session = handler.session();
+    let transport = rmcp::transport::io::stdio_pipes();
+    let running = rmcp::serve_server(handler, transport)
+        .await
+        .context("the MCP client did not complete the handshake")?;
+    let quit = running.waiting().await;
+    session.deactivate().await;
+    quit.context("the MCP service failed")?;
+    Ok(())
+}
+
+/// The plugin set, what it offers and the server's description.
+async fn shared(runtime: Runtime, plugins: Plugins, spec: &PolicySpec) -> Result<Shared> {
     let (mut grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
-    let id = component.manifest().id.clone();
     // The root until the client's MCP roots say otherwise: --workspace,
     // else the working directory unless it is too broad to be one. It
     // reaches the plugin as its snapshot's root.
@@ -53,70 +102,107 @@ pub fn serve(
             .ok()
             .filter(|dir| !roots::too_broad(dir, "the working directory")),
     };
-    if !spec.no_storage
-        && let Some(dir) = std::env::var_os(PLUGIN_DATA).filter(|d| !d.is_empty())
-    {
-        grant.data_dir = Some(plugin_data(PathBuf::from(dir))?);
-    }
-    let policy = Policy::decide(&component.manifest().capabilities, &grant);
-    for line in policy.report(&grant) {
-        tracing::warn!("[{id}] {line}");
-    }
-    let options = PluginOptions {
-        grant,
-        limits: Some(limits),
-        log_sink: None,
-        validate_arguments: !spec.no_validate,
+    let data = match spec.no_storage {
+        true => None,
+        false => std::env::var_os(PLUGIN_DATA).filter(|d| !d.is_empty()),
     };
-    let manifest = component.manifest().clone();
-    tokio.block_on(async move {
-        let mut set = PluginSet::new(runtime).with_initialize(InitializeRequest {
-            host_ipc_version: Some(1),
-            core_version: None,
-        });
-        if let Err(error) = set.add(component, &id, options).await {
-            let hint = matches!(error, lingxi_wasm_host::SetError::Contract { .. })
-                .then_some("; fix the plugin, or pass --no-validate to serve it without checking arguments against its schemas")
-                .unwrap_or_default();
-            anyhow::bail!("{error}{hint}");
+    let mut set = PluginSet::new(runtime).with_initialize(InitializeRequest {
+        host_ipc_version: Some(1),
+        core_version: None,
+    });
+    let options = |manifest: &lingxi_wasm_host::types::Manifest, data_dir| {
+        let mut grant = grant.clone();
+        grant.data_dir = data_dir;
+        let policy = Policy::decide(&manifest.capabilities, &grant);
+        for line in policy.report(&grant) {
+            tracing::warn!("[{}] {line}", manifest.id);
         }
-        let offer = map::offer(&set.catalog());
-        for (_, why) in &offer.withheld {
-            tracing::warn!("[{id}] {why}");
+        PluginOptions {
+            grant,
+            limits: Some(limits.clone()),
+            log_sink: None,
+            validate_arguments: !spec.no_validate,
         }
-        let snapshot = fallback.as_deref().and_then(crate::workspace::wit_snapshot);
-        let session = Arc::new(set.session("mcp", snapshot)?);
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_prompts()
-                .build(),
-        )
-        .with_server_info(
+    };
+    let hint = |error: &lingxi_wasm_host::SetError| {
+        matches!(error, lingxi_wasm_host::SetError::Contract { .. })
+            .then_some("; fix the plugin, or pass --no-validate to serve it without checking arguments against its schemas")
+            .unwrap_or_default()
+    };
+    let implementation = match plugins {
+        Plugins::One(component) => {
+            let component = *component;
+            let manifest = component.manifest().clone();
+            let data_dir = data.map(|d| plugin_data(PathBuf::from(d))).transpose()?;
+            let options = options(&manifest, data_dir);
+            if let Err(error) = set.add(component, &manifest.id, options).await {
+                anyhow::bail!("{error}{}", hint(&error));
+            }
             Implementation::new(manifest.id.clone(), manifest.version.clone())
                 .with_title(manifest.name.clone())
-                .with_description(manifest.description.clone()),
-        )
-        .with_instructions(format!(
-            "Tools of the LingXi plugin {} ({}), run in a WebAssembly sandbox by lingxi-wasm-run: it reaches only what its user granted.",
-            manifest.name, manifest.id
-        ));
-        let handler = Handler {
-            session: session.clone(),
-            queue: tokio::sync::Mutex::new(()),
-            offer,
-            info,
-            roots: roots::Roots::new(session.clone()),
-        };
-        let transport = rmcp::transport::io::stdio_pipes();
-        let running = rmcp::serve_server(handler, transport)
-            .await
-            .context("the MCP client did not complete the handshake")?;
-        let quit = running.waiting().await;
-        session.deactivate().await;
-        quit.context("the MCP service failed")?;
-        Ok(())
+                .with_description(manifest.description.clone())
+        }
+        Plugins::Folder(dir) => {
+            let data = data.map(|d| plugin_data(PathBuf::from(d))).transpose()?;
+            // Each plugin's data in a folder of its own under PLUGIN_DATA.
+            let own = |id: &str| {
+                let dir = data.as_ref()?.join(storage_name(id)?);
+                std::fs::create_dir_all(&dir).ok()?;
+                Some(dir)
+            };
+            let loaded = set
+                .load_dir(&dir, |manifest| options(manifest, own(&manifest.id)))
+                .await?;
+            for (path, result) in &loaded {
+                if let Err(error) = result {
+                    anyhow::bail!(
+                        "{} was not served: {error}{}; remove it from {} or fix it",
+                        path.display(),
+                        hint(error),
+                        dir.display()
+                    );
+                }
+            }
+            anyhow::ensure!(
+                !loaded.is_empty(),
+                "{} holds no plugin (a .wasm component, a packed plugin, or a plugin folder); nothing to serve",
+                dir.display()
+            );
+            let ids: Vec<&str> = set.ids().collect();
+            Implementation::new("lingxi-wasm-run", env!("CARGO_PKG_VERSION"))
+                .with_title(format!("{} LingXi plugins", ids.len()))
+                .with_description(format!("The LingXi plugins {}", ids.join(", ")))
+        }
+    };
+    let offer = map::offer(&set.catalog());
+    let info = ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .build(),
+    )
+    .with_instructions(format!(
+        "Tools of {} ({}), run in a WebAssembly sandbox by lingxi-wasm-run: it reaches only what its user granted.",
+        implementation.title.clone().unwrap_or_default(),
+        implementation.name
+    ))
+    .with_server_info(implementation);
+    Ok(Shared {
+        set,
+        offer,
+        info,
+        snapshot: fallback.as_deref().and_then(crate::workspace::wit_snapshot),
+        call_timeout: limits.call_timeout,
     })
+}
+
+/// The name of plugin `id`'s data folder under `PLUGIN_DATA`, when the id
+/// can name one folder (and nothing above or beside it).
+fn storage_name(id: &str) -> Option<&str> {
+    let plain = id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    (plain && !id.is_empty() && !id.starts_with('.')).then_some(id)
 }
 
 /// The folder `PLUGIN_DATA` names, checked: an Agent Plugins host's folder
@@ -146,152 +232,4 @@ fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
         );
     }
     Ok(resolved)
-}
-
-/// The MCP side of one plugin session.
-struct Handler {
-    session: Arc<Session>,
-    /// Held by a call while it runs, so that its deadline starts when it
-    /// does (not while it waits for the call before it); concurrency-safe
-    /// tools run on extra instances and do not queue.
-    queue: tokio::sync::Mutex<()>,
-    offer: map::Offer,
-    info: ServerConfig,
-    roots: roots::Roots,
-}
-
-impl ServerHandler for Handler {
-    fn get_info(&self) -> ServerConfig {
-        self.info.clone()
-    }
-
-    async fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<InitializeResult, ErrorData> {
-        self.roots.expect(request.capabilities.roots.is_some());
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
-    }
-
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.roots.fetch(&context.peer).await;
-    }
-
-    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        self.roots.fetch(&context.peer).await;
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.offer.tools.clone()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
-        if let Some((_, why)) = self.offer.withheld.iter().find(|(n, _)| n == name) {
-            return Err(ErrorData::invalid_params(why.clone(), None));
-        }
-        if !self.offer.tools.iter().any(|t| t.name == name) {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool '{}'; tools/list lists the tools there are",
-                    lingxi_wasm_host::printable(name)
-                ),
-                None,
-            ));
-        }
-        let arguments =
-            serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        self.roots.ready().await;
-        let _turn = match self.offer.concurrency_safe.iter().any(|t| t == name) {
-            true => None,
-            false => Some(self.queue.lock().await),
-        };
-        // A receipt only for a client that asks for one (see map.rs).
-        let asked = [request.meta.as_deref(), Some(&*context.meta)]
-            .into_iter()
-            .flatten()
-            .any(|meta| meta.get(map::EFFECTS_META).is_some_and(|v| *v != false));
-        let logged = tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG);
-        let slot = (asked || logged).then(ReceiptSlot::new);
-        let options = match &slot {
-            Some(slot) => CallOptions::default().with_receipt(slot),
-            None => CallOptions::default(),
-        };
-        let call = self.session.call_tool(name, &arguments, options);
-        let mut result = match cancellable(&context, call).await? {
-            Ok(text) => map::tool_result(text),
-            Err(error) => map::tool_failure(&error),
-        };
-        if let Some(receipt) = slot.as_ref().and_then(ReceiptSlot::take) {
-            if logged {
-                let json = serde_json::to_string(&receipt).unwrap_or_default();
-                let json = lingxi_wasm_host::printable(&json);
-                tracing::debug!(target: RECEIPT_TARGET, "receipt {json}");
-            }
-            if asked {
-                map::attach_receipt(&mut result, &receipt);
-            }
-        }
-        Ok(result.into())
-    }
-
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(
-            self.offer.prompts.clone(),
-        ))
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        let typed = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get(map::PROMPT_ARGUMENT))
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| v.to_string())
-            });
-        let arguments = map::command_arguments(typed.as_deref());
-        self.roots.ready().await;
-        let _turn = self.queue.lock().await;
-        let run = (self.session).run_command(&request.name, arguments, CallOptions::default());
-        match cancellable(&context, run).await? {
-            Ok(result) => Ok(map::prompt_result(result).into()),
-            Err(error @ CallError::NoSuchCommand { .. }) => Err(ErrorData::invalid_params(
-                format!("{error}; prompts/list lists the prompts there are"),
-                None,
-            )),
-            Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
-        }
-    }
-}
-
-/// `work`, unless the client cancels the request first: then the work is
-/// dropped (a call running in the plugin stops; its instance is replaced).
-async fn cancellable<T>(
-    context: &RequestContext<RoleServer>,
-    work: impl Future<Output = T>,
-) -> Result<T, ErrorData> {
-    tokio::select! {
-        done = work => Ok(done),
-        () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
-    }
 }

@@ -71,7 +71,9 @@ pub fn register(ctx: &mut PluginContext) {
         ("contract.slow", sleeper().timeout_ms(300), true),
         (
             "contract.approve",
-            InputSchema::new().requires_approval(),
+            InputSchema::new()
+                .property("path", Property::string("a file it reads").read_path())
+                .requires_approval(),
             false,
         ),
         ("contract.safe", sleeper().concurrency_safe(), true),

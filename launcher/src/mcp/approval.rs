@@ -1,0 +1,234 @@
+//! Approval over MCP: a tool that requires the user's approval before each
+//! call (`x-lingxi-requires-approval`) runs only once the client's user
+//! accepted that very call through MCP elicitation (form mode). How the
+//! user is asked, what they are shown and what their answer means is
+//! decided here; `handler.rs` only follows it.
+//!
+//! - A client that negotiated a protocol with `initialize` (2025-11-25 and
+//!   before) and has a channel back (stdio, an HTTP session) is sent
+//!   `elicitation/create` while the call waits.
+//! - A client of 2026-07-28 or later gets an `input_required` result with
+//!   the elicitation request; it retries the call with the user's answer
+//!   and the request state, which names the call asked about, so an answer
+//!   never approves other arguments. Any server behind a load balancer can
+//!   take the retry: nothing is kept between the two requests.
+//! - Anyone else is not served such tools (`map::Offer::needs_asking`).
+//!
+//! The call is checked against its contract first (its arguments, the
+//! files its path parameters resolve to): the user sees what will run.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lingxi_wasm_host::{PreparedCall, printable};
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    InputRequest, InputRequiredResult, InputResponses,
+};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use sha2::{Digest, Sha256};
+
+/// The key of the approval in an `input_required` result's requests and
+/// in the retry's responses.
+pub const APPROVAL_KEY: &str = "approval";
+
+/// How long a call waits for the user's answer to `elicitation/create`.
+const ANSWER_WAIT: Duration = Duration::from_secs(600);
+
+/// How much of a call's arguments the user is shown (the rest is cut, and
+/// the message says so).
+const SHOWN_ARGUMENTS: usize = 4096;
+
+/// How this request's client can be asked for approval.
+pub enum Asker {
+    /// With `elicitation/create` while the call waits.
+    Live(Peer<RoleServer>),
+    /// With an `input_required` result, answered by a retry.
+    Rounds,
+}
+
+/// How the client of `context` can be asked, if it can: it declares
+/// elicitation in form mode, and either speaks 2026-07-28 or later or has
+/// a channel back (`back_channel`: stdio, or an HTTP session).
+pub fn asker(context: &RequestContext<RoleServer>, back_channel: bool) -> Option<Asker> {
+    let elicitation = context.client_capabilities()?.elicitation?;
+    // No mode named means form (2025-06-18).
+    if elicitation.form.is_none() && elicitation.url.is_some() {
+        return None;
+    }
+    let modern = context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize());
+    match (modern, back_channel) {
+        (true, _) => Some(Asker::Rounds),
+        (false, true) => Some(Asker::Live(context.peer.clone())),
+        (false, false) => None,
+    }
+}
+
+/// What the user answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+impl Answer {
+    /// The tool result's text for a call the user did not accept.
+    pub fn refusal(self, call: &PreparedCall) -> String {
+        let tool = printable(&call.tool);
+        match self {
+            Answer::Decline | Answer::Accept => {
+                format!("the user declined the call to tool '{tool}'; it did not run")
+            }
+            Answer::Cancel => format!(
+                "the user dismissed the approval request for tool '{tool}' without accepting it; it did not run"
+            ),
+        }
+    }
+}
+
+/// Asks the user of `peer` about `call` and waits for the answer (at most
+/// [`ANSWER_WAIT`]; no answer, or an error, counts as dismissed).
+pub async fn ask_live(peer: &Peer<RoleServer>, call: &PreparedCall) -> Answer {
+    let asked = peer.create_elicitation_with_timeout(request(call), Some(ANSWER_WAIT));
+    match asked.await {
+        Ok(result) => answer(&result),
+        Err(error) => {
+            tracing::warn!(
+                "the MCP client did not answer the approval request for '{}': {error}",
+                printable(&call.tool)
+            );
+            Answer::Cancel
+        }
+    }
+}
+
+/// The `input_required` result that asks the user about `call`.
+pub fn input_required(call: &PreparedCall) -> InputRequiredResult {
+    let request = InputRequest::Elicitation(ElicitRequest::new(request(call)));
+    let requests = [(APPROVAL_KEY.to_owned(), request)].into_iter().collect();
+    InputRequiredResult::new(Some(requests), Some(state(call)))
+}
+
+/// The user's answer in a retry of `call` carrying `responses` and
+/// `state`: `Err` says why the retry does not answer this call.
+pub fn answer_in(
+    call: &PreparedCall,
+    responses: &InputResponses,
+    state: Option<&str>,
+) -> Result<Answer, String> {
+    if state != Some(self::state(call).as_str()) {
+        return Err(format!(
+            "the approval answer is not for this call of tool '{}' (its arguments or files changed, or the request state was altered); call it again without inputResponses to be asked anew",
+            printable(&call.tool)
+        ));
+    }
+    let Some(value) = responses.get(APPROVAL_KEY) else {
+        return Err(format!(
+            "the retry carries no answer under inputResponses.{APPROVAL_KEY}; answer the elicitation request it was sent"
+        ));
+    };
+    match serde_json::from_value::<ElicitResult>(value.clone()) {
+        Ok(result) => Ok(answer(&result)),
+        Err(error) => Err(format!(
+            "inputResponses.{APPROVAL_KEY} is not an elicitation result: {error}"
+        )),
+    }
+}
+
+fn answer(result: &ElicitResult) -> Answer {
+    match result.action {
+        ElicitationAction::Accept => Answer::Accept,
+        ElicitationAction::Decline => Answer::Decline,
+        _ => Answer::Cancel,
+    }
+}
+
+/// The elicitation request about `call`: a message the user reads, and a
+/// form with nothing to fill in (accepting is the answer).
+fn request(call: &PreparedCall) -> ElicitRequestParams {
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(call),
+        requested_schema: ElicitationSchema::new(Default::default()),
+    }
+}
+
+/// What the user is shown: the tool and plugin, the arguments as the
+/// plugin will get them, and every file its path parameters name.
+pub fn message(call: &PreparedCall) -> String {
+    let arguments = printable(&call.arguments);
+    let shown = match arguments.char_indices().nth(SHOWN_ARGUMENTS) {
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &arguments[..cut],
+            arguments[cut..].chars().count()
+        ),
+        None => arguments.into_owned(),
+    };
+    let mut text = format!(
+        "Allow the tool '{}' of the plugin '{}' to run, in its sandbox?\nArguments: {shown}",
+        printable(&call.tool),
+        printable(&call.plugin)
+    );
+    for path in &call.paths {
+        text.push_str(&format!(
+            "\nIt may {} {} (given as {})",
+            path.access,
+            printable(&path.resolved),
+            printable(&path.given)
+        ));
+    }
+    text
+}
+
+/// The request state naming `call`: a digest of its plugin, tool and
+/// arguments as the plugin gets them (path parameters resolved).
+fn state(call: &PreparedCall) -> String {
+    let mut digest = Sha256::new();
+    for part in [&call.plugin, &call.tool, &call.arguments] {
+        digest.update((part.len() as u64).to_le_bytes());
+        digest.update(part.as_bytes());
+    }
+    let hex: String = digest
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("lingxi-wasm-approval-1:{hex}")
+}
+
+/// Calls the user accepted and that have not run yet: the session's
+/// approval callback lets each through once. A call to a tool that
+/// requires approval that nobody asked about is refused.
+#[derive(Default)]
+pub struct Desk {
+    accepted: Mutex<Vec<String>>,
+}
+
+impl Desk {
+    /// The user accepted `call`.
+    pub fn accept(&self, call: &PreparedCall) {
+        if let Ok(mut accepted) = self.accepted.lock() {
+            accepted.push(state(call));
+        }
+    }
+
+    /// Whether `call` was accepted (once: the acceptance is used up).
+    pub fn take(&self, call: &PreparedCall) -> bool {
+        let state = state(call);
+        let Ok(mut accepted) = self.accepted.lock() else {
+            return false;
+        };
+        match accepted.iter().position(|s| *s == state) {
+            Some(at) => {
+                accepted.swap_remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+}
