@@ -225,9 +225,9 @@ pub fn run_packed(
             serve(tokio, component, &header.policy, header.record.as_deref())
         }
         ["mcp", ..] => {
-            let http = <PackedMcp as clap::Parser>::try_parse_from(&args)?
-                .http
-                .options()?;
+            // `mcp --help` prints the flags and exits, as clap does.
+            let parsed = <PackedMcp as clap::Parser>::try_parse_from(&args);
+            let http = parsed.unwrap_or_else(|e| e.exit()).http.options()?;
             let runtime = Runtime::new()?;
             // SAFETY: as above.
             let component =

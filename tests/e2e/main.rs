@@ -16,6 +16,7 @@ mod isolation;
 mod learn;
 mod lifecycle;
 mod mcp;
+mod mcp_http;
 mod newcomer;
 mod packed;
 mod packed_trust;

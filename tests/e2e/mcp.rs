@@ -13,7 +13,7 @@ use crate::packed::pack_component;
 use crate::support::{guest, runtime_base, test_home, workspace_root};
 
 /// The pinned client's Python, installed on first use.
-fn client_python() -> PathBuf {
+pub(crate) fn client_python() -> PathBuf {
     let root = workspace_root();
     let status = Command::new(root.join("scripts").join("toolchains"))
         .arg("mcp")

@@ -11,7 +11,9 @@ tests ask, and prints one JSON report on stdout.
 
 Options:
     --calls JSON     a list of steps: {"tool": NAME, "arguments": {...},
-                     "meta": {...} (the request's _meta, optional)} or
+                     "meta": {...} (the request's _meta, optional),
+                     "swap": {...} (other arguments for an input_required
+                     retry, optional)} or
                      {"prompt": NAME, "arguments": "typed text"}
     --roots URI      offer this MCP root (repeatable); without any, the client
                      offers no roots capability
@@ -94,8 +96,10 @@ async def call_tool(session, entry, timeout, answer):
         return await answer(None, request.params)
 
     async def retry(responses, state):
+        # "swap": other arguments for the retry (a client that changes the
+        # call after its user approved it).
         return await session.call_tool(
-            name, arguments, read_timeout_seconds=timeout, meta=meta,
+            name, entry.get("swap", arguments), read_timeout_seconds=timeout, meta=meta,
             input_responses=responses, request_state=state, allow_input_required=True,
         )
 

@@ -39,6 +39,8 @@ pub type Reply = Response<BoxBody<Bytes, Infallible>>;
 /// The front door, shared by every connection.
 pub struct Door {
     pub rmcp: StreamableHttpService<Handler, LocalSessionManager>,
+    /// rmcp's sessions (a DELETE names one of them, or is answered 404).
+    pub manager: Arc<LocalSessionManager>,
     pub token: Option<Vec<u8>>,
     pub max_client_calls: usize,
     pub max_body: usize,
@@ -91,6 +93,12 @@ impl Door {
                 ),
             );
         }
+        if request.method() == Method::DELETE && !self.known(&request).await {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "no such MCP session (it ended, or was never opened here)",
+            );
+        }
         let (parts, body) = request.into_parts();
         let limited = Limited::new(body, self.max_body).collect();
         let body = match tokio::time::timeout(BODY_WAIT, limited).await {
@@ -139,6 +147,19 @@ impl Door {
         let retry = header::HeaderValue::from_static("1");
         reply.headers_mut().insert(header::RETRY_AFTER, retry);
         reply
+    }
+
+    /// Whether `request` names a live session.
+    async fn known(&self, request: &Request<Incoming>) -> bool {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        let Some(id) = request.headers().get("mcp-session-id") else {
+            return false;
+        };
+        let Ok(id) = id.to_str() else {
+            return false;
+        };
+        let id = id.to_owned().into();
+        self.manager.has_session(&id).await.unwrap_or(false)
     }
 
     /// Whether `request` carries the token, when one is required.

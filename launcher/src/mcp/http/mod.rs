@@ -144,8 +144,10 @@ fn door(shared: Arc<Shared>, options: &HttpOptions, stop: &CancellationToken) ->
         };
         Handler::open(shared.clone(), id, channel).map_err(std::io::Error::other)
     };
+    let manager = Arc::new(manager);
     Door {
-        rmcp: StreamableHttpService::new(factory, Arc::new(manager), config),
+        rmcp: StreamableHttpService::new(factory, manager.clone(), config),
+        manager,
         token: options.token.clone(),
         max_client_calls: options.max_client_calls,
         max_body: options.max_body,
