@@ -231,6 +231,14 @@ pub enum Command {
         /// a packed INPUT gets only the grants stated with flags now.
         #[arg(long)]
         keep_grants: bool,
+        /// The package's MCP server is the one serving at URL over
+        /// streamable HTTP (this plugin run with `mcp --http`, behind a
+        /// proxy) instead of the packed plugin on stdio. HTTPS unless the
+        /// host is localhost or a loopback address; no user name, no
+        /// fragment (Lime's rules). No token is written: package data is
+        /// visible to all. bin/ still holds the packed plugin, to serve it.
+        #[arg(long, value_name = "URL")]
+        mcp_url: Option<String>,
         #[command(flatten)]
         pack: PackArgs,
     },

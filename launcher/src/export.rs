@@ -8,6 +8,8 @@
 //!                            extensions."dev.lingxi-wasm" (declared, granted)
 //! DIR/mcp.json               {"NAME": {"type": "stdio", "command": "./bin/NAME",
 //!                             "args": ["mcp"], "cwd": "${PLUGIN_DATA}"}}
+//!                            (with --mcp-url URL: {"NAME": {"type":
+//!                             "streamable-http", "url": URL}})
 //! DIR/bin/NAME               the packed plugin, with its grants
 //! DIR/skills/SKILL/SKILL.md  what the tools and prompts are for
 //! ```
@@ -42,11 +44,17 @@ pub struct Export<'a> {
     pub target: Option<&'a str>,
     /// Update an earlier export even if this one could reach more.
     pub accept_new_grants: bool,
+    /// The URL of the plugin served over streamable HTTP, to name instead
+    /// of the stdio server.
+    pub mcp_url: Option<&'a str>,
 }
 
 /// Writes the package.
 pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     let out = export.output;
+    if let Some(url) = export.mcp_url {
+        check_url(url)?;
+    }
     let previous = previous_export(out)?;
     let file = lingxi_wasm_host::read_plugin_file(export.input)?;
     let existing = lingxi_wasm_host::pack::parse_bytes(export.input, &file)?;
@@ -105,7 +113,10 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
                 &spec,
             ))?,
         ),
-        ("mcp.json".to_owned(), pretty(&mcp_json(&name, &file))?),
+        (
+            "mcp.json".to_owned(),
+            pretty(&mcp_json(&name, &file, export.mcp_url))?,
+        ),
         (
             format!("skills/{}/SKILL.md", skill_name(&name)),
             skill(&name, &manifest, &catalog),
@@ -238,19 +249,53 @@ fn plugin_json(
 }
 
 /// `file` is the executable's name in `bin/` (`NAME`, or `NAME.exe` for
-/// Windows).
-fn mcp_json(name: &str, file: &str) -> Value {
-    json!({
-        "$schema": MCP_SCHEMA,
-        "mcpServers": {
-            name: {
-                "type": "stdio",
-                "command": format!("./bin/{file}"),
-                "args": ["mcp"],
-                "cwd": "${PLUGIN_DATA}",
-            }
-        }
-    })
+/// Windows); `url`, where it serves over HTTP, if it does.
+fn mcp_json(name: &str, file: &str, url: Option<&str>) -> Value {
+    let server = match url {
+        Some(url) => json!({"type": "streamable-http", "url": url}),
+        None => json!({
+            "type": "stdio",
+            "command": format!("./bin/{file}"),
+            "args": ["mcp"],
+            "cwd": "${PLUGIN_DATA}",
+        }),
+    };
+    json!({"$schema": MCP_SCHEMA, "mcpServers": {name: server}})
+}
+
+/// Lime's rules for a `streamable-http` URL: absolute HTTP or HTTPS, no
+/// userinfo, no fragment, HTTPS unless the host is `localhost` or a
+/// loopback IP literal.
+fn check_url(url: &str) -> Result<()> {
+    let bad = |why: &str| anyhow::anyhow!("--mcp-url {url}: {why}");
+    let parsed = http::Uri::try_from(url).map_err(|e| bad(&format!("not a URL ({e})")))?;
+    let (Some(scheme), Some(authority)) = (parsed.scheme_str(), parsed.authority()) else {
+        return Err(bad(
+            "not an absolute URL; give one like https://mcp.example.com/mcp",
+        ));
+    };
+    if !matches!(scheme, "http" | "https") {
+        return Err(bad("not an HTTP or HTTPS URL"));
+    }
+    if authority.as_str().contains('@') || url.contains('#') {
+        return Err(bad(
+            "a URL in a package may have no user name or password, and no fragment",
+        ));
+    }
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let loopback = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if scheme == "http" && !loopback {
+        return Err(bad(
+            "off loopback it must be HTTPS (put a TLS proxy in front of `mcp --http`)",
+        ));
+    }
+    Ok(())
 }
 
 /// The skill: when to use the plugin, and each tool and prompt with what it
@@ -319,6 +364,30 @@ fn skill(name: &str, manifest: &Manifest, catalog: &Catalog) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_urls_keep_to_limes_rules() {
+        for good in [
+            "https://mcp.example.com/mcp",
+            "http://localhost:8080/mcp",
+            "http://127.0.0.1:9/mcp",
+            "http://[::1]:9/mcp",
+        ] {
+            assert!(check_url(good).is_ok(), "{good}");
+        }
+        let cases = [
+            ("http://mcp.example.com/mcp", "HTTPS"),
+            ("https://user:pw@mcp.example.com/mcp", "user name"),
+            ("https://mcp.example.com/mcp#top", "fragment"),
+            ("/mcp", "absolute"),
+            ("ftp://mcp.example.com/mcp", "HTTP or HTTPS"),
+            ("http://127.0.0.1.example.com/mcp", "HTTPS"),
+        ];
+        for (url, said) in cases {
+            let error = check_url(url).unwrap_err().to_string();
+            assert!(error.contains(said), "{url}: {error}");
+        }
+    }
 
     #[test]
     fn names_keep_to_the_package_and_skill_rules() {

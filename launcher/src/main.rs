@@ -228,6 +228,7 @@ fn run(cli: Cli) -> Result<()> {
             output,
             accept_new_grants,
             keep_grants,
+            mcp_url,
             pack:
                 cli::PackArgs {
                     sign,
@@ -245,6 +246,7 @@ fn run(cli: Cli) -> Result<()> {
                 grants: grants::Grants::choose(keep_grants, &grants)?,
                 key: key.as_ref(),
                 base: base.as_deref(),
+                mcp_url: mcp_url.as_deref(),
             };
             export::export(&tokio, export)
         }

@@ -143,7 +143,7 @@ fn export(input: &Path, out: &Path, grants: &[&str]) {
     assert!(status.success());
 }
 
-fn schemas() -> String {
+pub(crate) fn schemas() -> String {
     workspace_root()
         .join("tests/agent-plugins/schemas/1.0.0")
         .display()

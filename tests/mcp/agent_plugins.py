@@ -35,11 +35,12 @@ class Loaded:
         self.args = []
         self.env = {}
         self.cwd = None
+        self.url = None
         self.manifest = None
 
     @property
     def ok(self):
-        return not self.problems and self.command is not None
+        return not self.problems and (self.command is not None or self.url is not None)
 
     def report(self):
         return {
@@ -48,7 +49,7 @@ class Loaded:
             "manifest": self.manifest,
             "skills": self.skills,
             "server": self.server,
-            "launch": {"command": self.command, "args": self.args, "cwd": self.cwd, "env": self.env},
+            "launch": {"command": self.command, "args": self.args, "cwd": self.cwd, "env": self.env, "url": self.url},
         }
 
 
@@ -108,6 +109,28 @@ def frontmatter(text):
     return fields
 
 
+def http_url_problem(url):
+    """What breaks Lime's rules for a streamable-http URL, if anything: an
+    absolute http(s) URL without userinfo or fragment, HTTPS unless the host
+    is localhost or a loopback IP literal."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"url {url!r} is not an absolute HTTP or HTTPS URL"
+    if "@" in parts.netloc or "#" in url:
+        return f"url {url!r} has userinfo or a fragment"
+    if parts.scheme == "http":
+        try:
+            loopback = ipaddress.ip_address(parts.hostname).is_loopback
+        except ValueError:
+            loopback = parts.hostname == "localhost"
+        if not loopback:
+            return f"url {url!r} is not HTTPS and its host is not loopback"
+    return None
+
+
 def load(package, data, schemas):
     loaded = Loaded()
     root = os.path.realpath(package)
@@ -141,8 +164,15 @@ def load(package, data, schemas):
         return loaded
     (name, entry), = servers.items()
     loaded.server = name
+    if entry.get("type") == "streamable-http":
+        url_problem = http_url_problem(entry.get("url", ""))
+        if url_problem:
+            loaded.problems.append(f"mcp.json: server {name}: {url_problem}")
+        else:
+            loaded.url = entry["url"]
+        return loaded
     if entry.get("type") != "stdio":
-        loaded.problems.append(f"mcp.json: server {name} is not a stdio server")
+        loaded.problems.append(f"mcp.json: server {name} is neither a stdio nor a streamable-http server")
         return loaded
     env = entry.get("env", {})
     for key in env:

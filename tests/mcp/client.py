@@ -208,9 +208,12 @@ def main():
         if not loaded.ok:
             print(json.dumps(report))
             sys.exit(3)
-        # The base environment is the client's choice (spec §9): ours.
-        env = dict(os.environ) | loaded.env
-        server = StdioServerParameters(command=loaded.command, args=loaded.args, env=env, cwd=loaded.cwd)
+        if loaded.url:
+            args.url, server = loaded.url, None
+        else:
+            # The base environment is the client's choice (spec §9): ours.
+            env = dict(os.environ) | loaded.env
+            server = StdioServerParameters(command=loaded.command, args=loaded.args, env=env, cwd=loaded.cwd)
     elif args.command:
         server = StdioServerParameters(
             command=args.command[0], args=args.command[1:], env=dict(os.environ)

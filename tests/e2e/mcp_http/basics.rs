@@ -296,3 +296,56 @@ fn a_stopped_server_finishes_the_calls_in_progress() {
     assert_eq!(report["results"][0]["text"], "slept 2000 ms", "{report}");
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
+
+/// `export --mcp-url`: an Agent Plugins package whose server is the plugin
+/// served over HTTP; the client loads it (schema and Lime's URL rules) and
+/// reaches the server. URLs that break the rules are refused.
+#[test]
+fn an_exported_package_can_name_the_server_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let probe = guest("probe");
+    let server = Server::launcher(&probe, &["--stateless"]);
+    let export = |url: &str, out: &str| {
+        crate::support::launcher()
+            .args(["export", "--format", "agent-plugin", "--mcp-url", url, "-o"])
+            .arg(dir.path().join(out))
+            .arg(&probe)
+            .output()
+            .unwrap()
+    };
+    let url = server.url();
+    assert!(export(&url, "package").status.success());
+    let mcp: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("package/mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["com.lingxi.test-probe"],
+        json!({"type": "streamable-http", "url": url}),
+        "{mcp}"
+    );
+    let (package, data) = (dir.path().join("package"), dir.path().join("data"));
+    let schemas = crate::mcp::schemas();
+    let calls = json!([{"tool": "probe.echo", "arguments": {"via": "package"}}]).to_string();
+    let report = served(&[
+        "--package",
+        package.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--schemas",
+        &schemas,
+        "--calls",
+        &calls,
+    ]);
+    assert_eq!(report["package"]["ok"], true, "{report}");
+    assert_eq!(report["package"]["launch"]["url"], url.as_str(), "{report}");
+    assert_eq!(report["results"][0]["text"], r#"echo:{"via":"package"}"#);
+    for (url, said) in [
+        ("http://mcp.example.com/mcp", "HTTPS"),
+        ("https://me:pw@mcp.example.com/mcp", "user name"),
+    ] {
+        let out = export(url, "refused");
+        assert!(!out.status.success(), "{url}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(said), "{url}");
+        assert!(!dir.path().join("refused").exists(), "{url}");
+    }
+}
