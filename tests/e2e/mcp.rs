@@ -27,7 +27,7 @@ pub(crate) fn client_python() -> PathBuf {
 }
 
 /// Runs the client with `args`; its report and exit status.
-fn client(args: &[&str], cwd: &Path) -> (Value, i32) {
+pub(crate) fn client(args: &[&str], cwd: &Path) -> (Value, i32) {
     let root = workspace_root();
     let out = Command::new(client_python())
         .arg(root.join("tests/mcp/client.py"))
@@ -380,13 +380,7 @@ fn the_sandbox_holds_over_mcp() {
         r[8]["error"]["code"], -32602,
         "approval cannot be asked: {report}"
     );
-    assert!(
-        report["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["name"] != "contract.approve")
-    );
+    assert!(!crate::mcp_http::listed(&report, "contract.approve"));
     // Only the in-workspace read reached the plugin.
     assert_eq!(
         r[9]["text"], "1",

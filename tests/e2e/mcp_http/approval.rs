@@ -133,13 +133,7 @@ fn approval_over_http_sessions_and_stateless() {
                     report["results"][0]["error"]["code"], -32602,
                     "{how}: {report}"
                 );
-                assert!(
-                    report["tools"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .all(|t| t["name"] != "contract.approve")
-                );
+                assert!(!super::listed(&report, "contract.approve"), "{how}");
                 continue;
             }
             check(&report, answer, project.path(), &how, !modern);

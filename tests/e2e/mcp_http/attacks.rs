@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Answer, INITIALIZE, Server, client, post, raw, served, token_file};
+use super::{Answer, INITIALIZE, Server, post, raw, served, token_file};
 use crate::support::guest;
 
 /// The testbed over HTTP with a token and small caps.
@@ -201,32 +201,7 @@ fn one_client_cannot_take_every_call() {
     let dir = tempfile::tempdir().unwrap();
     let (server, token) = server(dir.path(), &["--max-client-calls", "1", "--timeout", "10"]);
     let url = server.url();
-    let busy_token = token.clone();
-    let mark = dir.path().join("mark");
-    std::fs::write(dir.path().join("mark.go"), "").unwrap();
-    let checkpoint = mark.to_str().unwrap().to_owned();
-    let calls = json!([{"tool": "sleep-ms", "arguments": {"input": "3000"}}]).to_string();
-    let busy = std::thread::spawn(move || {
-        client(&[
-            "--url",
-            &url,
-            "--token",
-            &busy_token,
-            "--calls",
-            &calls,
-            "--checkpoint",
-            &checkpoint,
-        ])
-    });
-    let start = Instant::now();
-    while !mark.with_extension("reached").exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the client never called"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    let busy = super::call_in_progress(&url, Some(&token), 3000);
     let bearer = format!("Authorization: Bearer {token}");
     let answer = post(server.port, &[&bearer], INITIALIZE);
     assert_eq!(answer.status, 429, "{answer:?}");

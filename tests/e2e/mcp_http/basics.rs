@@ -262,32 +262,8 @@ fn a_stopped_server_finishes_the_calls_in_progress() {
     let server = Server::launcher(&guest("testbed"), &["--timeout", "20"]);
     let url = server.url();
     let port = server.port;
-    let dir = tempfile::tempdir().unwrap();
-    let mark = dir.path().join("mark");
-    std::fs::write(dir.path().join("mark.go"), "").unwrap();
-    let calls = json!([{"tool": "sleep-ms", "arguments": {"input": "2000"}}]).to_string();
-    let checkpoint = mark.to_str().unwrap().to_owned();
-    let caller = std::thread::spawn(move || {
-        client(&[
-            "--url",
-            &url,
-            "--calls",
-            &calls,
-            "--checkpoint",
-            &checkpoint,
-        ])
-    });
-    // The client is about to call: stop the server while the call runs.
-    let reached = mark.with_extension("reached");
-    let start = Instant::now();
-    while !reached.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the client never called"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    // Stop the server while the call runs.
+    let caller = super::call_in_progress(&url, None, 2000);
     let start = Instant::now();
     let (status, said) = server.terminate();
     assert!(status.success(), "{status:?}: {said}");

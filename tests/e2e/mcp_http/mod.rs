@@ -102,17 +102,55 @@ impl Drop for Server {
 /// The MCP client's report of `args` (it ends without a server command:
 /// `--url` is among them), and its exit status.
 pub fn client(args: &[&str]) -> (Value, i32) {
-    let root = workspace_root();
-    let out = Command::new(crate::mcp::client_python())
-        .arg(root.join("tests/mcp/client.py"))
-        .args(args)
-        .env("HOME", test_home())
-        .output()
-        .expect("cannot run the MCP client");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no report from the client ({e}); stderr:\n{stderr}"));
-    (report, out.status.code().unwrap_or(-1))
+    crate::mcp::client(args, &std::env::temp_dir())
+}
+
+/// Waits (at most 60 s) until the client passed its checkpoint `mark`
+/// (`--checkpoint`): it is about to make its next call.
+pub fn reached(mark: &Path) {
+    let reached = mark.with_extension("reached");
+    let start = std::time::Instant::now();
+    while !reached.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the client never got there"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A client making one call of the testbed's `sleep-ms` for `ms` at
+/// `url` (with `token`); returns once the call is in progress.
+pub fn call_in_progress(
+    url: &str,
+    token: Option<&str>,
+    ms: u64,
+) -> std::thread::JoinHandle<(Value, i32)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("mark");
+    std::fs::write(mark.with_extension("go"), "").unwrap();
+    let calls = serde_json::json!([{"tool": "sleep-ms", "arguments": {"input": ms.to_string()}}]);
+    let mut args: Vec<String> = ["--url", url, "--calls", &calls.to_string(), "--checkpoint"]
+        .map(str::to_owned)
+        .into();
+    args.push(mark.to_str().unwrap().to_owned());
+    if let Some(token) = token {
+        args.extend(["--token".to_owned(), token.to_owned()]);
+    }
+    let caller = std::thread::spawn(move || {
+        let _dir = dir;
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        client(&args)
+    });
+    reached(&mark);
+    std::thread::sleep(Duration::from_millis(500));
+    caller
+}
+
+/// Whether the tools a client was listed include `name`.
+pub fn listed(report: &Value, name: &str) -> bool {
+    let tools = report["tools"].as_array();
+    tools.is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
 }
 
 /// The report of a client run that must succeed.

@@ -136,14 +136,7 @@ fn two_stateless_servers_behind_nginx_keep_serving_when_one_is_killed() {
         ];
         client(&args)
     });
-    let start = Instant::now();
-    while !mark.with_extension("reached").exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the client never got halfway"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    super::reached(&mark);
     let log = dir.path().join("access.log");
     let before = std::fs::read_to_string(&log).unwrap();
     a.child.kill().unwrap();

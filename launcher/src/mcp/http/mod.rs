@@ -60,6 +60,13 @@ pub async fn serve(shared: Arc<Shared>, options: HttpOptions) -> Result<()> {
     // Said on stderr whatever the log level: how a client (or a test)
     // learns a port picked with :0.
     eprintln!("lingxi-wasm-run: serving MCP at http://{local}{ENDPOINT} ({mode}, {auth})");
+    if options.token.is_none() {
+        let who = match local.ip().is_loopback() {
+            true => "any program of any user on this machine",
+            false => "anyone who can reach this address",
+        };
+        tracing::warn!("without --token-file, {who} can call the plugins' tools with their grants");
+    }
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let signal = stopped();
