@@ -29,7 +29,12 @@ const CALLS: usize = 3_200;
 const ROUNDS: usize = 3;
 const CLIENTS: [usize; 3] = [1, 16, 64];
 
-const CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe.echo","arguments":{"n":1}}}"#;
+/// Call `id` (MCP: an id is never used twice in a session).
+fn call(id: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"probe.echo","arguments":{{"n":1}}}}}}"#
+    )
+}
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
@@ -149,6 +154,20 @@ impl Http {
     }
 }
 
+impl Drop for Http {
+    /// Ends the MCP session, if there is one.
+    fn drop(&mut self) {
+        if let Some(id) = self.session.take() {
+            let request = format!(
+                "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n",
+                self.port
+            );
+            let _ = self.stream.get_mut().write_all(request.as_bytes());
+            let _ = self.stream.read_to_end(&mut Vec::new());
+        }
+    }
+}
+
 /// A stdio server with its pipes.
 struct Pipe {
     child: Child,
@@ -206,26 +225,27 @@ struct Figures {
     p99: f64,
 }
 
-/// `clients` threads, each making `CALLS / clients` calls with `call`
-/// once `open` gave every one its connection (opening is not timed).
+/// `clients` threads, each making `CALLS / clients` calls with `call` on
+/// a connection `open` made before the clock starts.
 fn drive<C: Send>(
     clients: usize,
-    open: impl Fn() -> C + Sync,
-    call: impl Fn(&mut C) -> String + Sync,
+    open: impl Fn() -> C,
+    call: impl Fn(&mut C, usize) -> String + Sync,
 ) -> Figures {
     let each = CALLS / clients;
-    let ready = std::sync::Barrier::new(clients + 1);
-    let mut start = Instant::now();
+    let connections: Vec<C> = (0..clients).map(|_| open()).collect();
+    let call = &call;
+    let start = Instant::now();
     let mut latencies: Vec<Duration> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..clients)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut connection = open();
-                    ready.wait();
+        let threads: Vec<_> = connections
+            .into_iter()
+            .map(|mut connection| {
+                scope.spawn(move || {
                     (0..each)
-                        .map(|_| {
+                        .map(|n| {
                             let start = Instant::now();
-                            let answer = call(&mut connection);
+                            // Ids 0 and 1 open a session.
+                            let answer = call(&mut connection, n + 2);
                             assert!(answer.contains(r#"echo:{\"n\":1}"#), "{answer}");
                             start.elapsed()
                         })
@@ -233,8 +253,6 @@ fn drive<C: Send>(
                 })
             })
             .collect();
-        ready.wait();
-        start = Instant::now();
         threads
             .into_iter()
             .flat_map(|t| t.join().expect("client"))
@@ -263,12 +281,16 @@ fn main() {
             let stdio = drive(
                 clients,
                 || Pipe::start(launcher, &component),
-                |s| {
-                    s.send(CALL);
+                |s, id| {
+                    s.send(&call(id));
                     s.answer()
                 },
             );
-            let http = drive(clients, || Http::connect(stateless.1), |h| h.post(CALL));
+            let http = drive(
+                clients,
+                || Http::connect(stateless.1),
+                |h, id| h.post(&call(id)),
+            );
             let session = drive(
                 clients,
                 || {
@@ -277,7 +299,7 @@ fn main() {
                     h.post(INITIALIZED);
                     h
                 },
-                |h| h.post(CALL),
+                |h, id| h.post(&call(id)),
             );
             rows[0].push(stdio);
             rows[1].push(http);

@@ -178,6 +178,9 @@ fn sessions_are_sandboxes_of_their_own_and_capped() {
     let third = post(server.port, &[], INITIALIZE);
     assert_eq!(third.status, 503, "{third:?}");
     assert!(third.body.contains("--max-sessions"), "{third:?}");
+    // A 2026-07-28 client opens no session: it is served all the same.
+    let modern = served(&["--url", &url, "--modern", "--calls", &get]);
+    assert_eq!(modern["results"][0]["isError"], false, "{modern}");
     let delete = format!(
         "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {a}\r\nConnection: close\r\n\r\n"
     );

@@ -79,8 +79,16 @@ impl Door {
             },
             false => None,
         };
-        let opens_session =
-            request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+        // A POST without a session may open one, unless it is of 2026-07-28
+        // or later (no sessions: each such request is served on its own).
+        let sessionless = request
+            .headers()
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v >= "2026-07-28");
+        let opens_session = request.method() == Method::POST
+            && !request.headers().contains_key("mcp-session-id")
+            && !sessionless;
         if let Some(sessions) = &self.sessions
             && opens_session
             && sessions.full()
@@ -238,14 +246,12 @@ impl Sessions {
         self.live.load(Ordering::Acquire) >= self.max
     }
 
-    /// A ticket for one more session, unless there are as many as allowed.
-    pub fn ticket(self: &Arc<Self>) -> Option<Ticket> {
-        let taken = self
-            .live
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max).then_some(n + 1)
-            });
-        taken.ok().map(|_| Ticket(self.clone()))
+    /// A ticket for one more handler. The cap is the door's: a request
+    /// that would open a session past it is refused before rmcp makes one
+    /// (a 2026-07-28 request's handler lives as long as the request).
+    pub fn ticket(self: &Arc<Self>) -> Ticket {
+        self.live.fetch_add(1, Ordering::AcqRel);
+        Ticket(self.clone())
     }
 }
 

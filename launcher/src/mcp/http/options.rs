@@ -17,8 +17,9 @@ pub const MIN_TOKEN: usize = 32;
 #[derive(Debug, Clone, Default, Args)]
 pub struct HttpArgs {
     /// Serve MCP over streamable HTTP at http://ADDR:PORT/mcp instead of
-    /// stdin/stdout (127.0.0.1:0 picks a free port and prints it). TLS is
-    /// the proxy's in front (see the book's HTTP page).
+    /// stdin/stdout; a PORT alone means 127.0.0.1:PORT (port 0 picks a
+    /// free one, printed). TLS is the proxy's in front (see the book's HTTP
+    /// page).
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<String>,
 
@@ -100,6 +101,11 @@ impl HttpArgs {
     pub fn options(&self) -> Result<Option<HttpOptions>> {
         let Some(address) = &self.http else {
             return Ok(None);
+        };
+        // Loopback unless an address is said.
+        let address = match address.bytes().all(|b| b.is_ascii_digit()) {
+            true => format!("127.0.0.1:{address}"),
+            false => address.clone(),
         };
         let listen = address
             .to_socket_addrs()
@@ -205,6 +211,8 @@ mod tests {
     #[test]
     fn beyond_loopback_needs_a_token_or_no_auth() {
         assert!(args("127.0.0.1:0").options().unwrap().is_some());
+        let port_alone = args("0").options().unwrap().unwrap();
+        assert!(port_alone.listen.ip().is_loopback(), "{port_alone:?}");
         assert!(args("[::1]:0").options().unwrap().is_some());
         let open = args("0.0.0.0:0").options().unwrap_err().to_string();
         assert!(
