@@ -35,6 +35,8 @@ pub struct Shared {
     /// The plugins' call timeout: how long a stopping server waits for a
     /// call in progress.
     pub call_timeout: std::time::Duration,
+    /// The key of approval request states.
+    pub seal: approval::Seal,
 }
 
 /// Where a handler serves.
@@ -131,10 +133,10 @@ impl Handler {
         let answer = match asker {
             Asker::Live(peer) => cancellable(context, approval::ask_live(&peer, &prepared)).await?,
             Asker::Rounds => match &request.input_responses {
-                None => return Ok(approval::input_required(&prepared).into()),
+                None => return Ok(approval::input_required(&prepared, &self.shared.seal).into()),
                 Some(responses) => {
                     let state = request.request_state.as_deref();
-                    approval::answer_in(&prepared, responses, state)
+                    approval::answer_in(&prepared, responses, state, &self.shared.seal)
                         .map_err(|why| ErrorData::invalid_params(why, None))?
                 }
             },
@@ -215,11 +217,11 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if !self.shared.offer.tools.iter().any(|t| t.name == name) {
+            let full = lingxi_wasm_host::printable(name);
+            let shown: String = full.chars().take(200).collect();
+            let cut = if shown.len() < full.len() { "…" } else { "" };
             return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool '{}'; tools/list lists the tools there are",
-                    lingxi_wasm_host::printable(name)
-                ),
+                format!("unknown tool '{shown}{cut}'; tools/list lists the tools there are"),
                 None,
             ));
         }

@@ -68,7 +68,10 @@ pub fn serve(
         None => tokio,
     };
     tokio.block_on(async move {
-        let shared = Arc::new(shared(runtime, plugins, spec).await?);
+        // Servers sharing a token share the key of approval states.
+        let token = http.as_ref().and_then(|h| h.token.as_deref());
+        let seal = approval::Seal::new(token);
+        let shared = Arc::new(shared(runtime, plugins, spec, seal).await?);
         match http {
             None => stdio(shared).await,
             Some(options) => http::serve(shared, options).await,
@@ -91,7 +94,12 @@ async fn stdio(shared: Arc<Shared>) -> Result<()> {
 }
 
 /// The plugin set, what it offers and the server's description.
-async fn shared(runtime: Runtime, plugins: Plugins, spec: &PolicySpec) -> Result<Shared> {
+async fn shared(
+    runtime: Runtime,
+    plugins: Plugins,
+    spec: &PolicySpec,
+    seal: approval::Seal,
+) -> Result<Shared> {
     let (mut grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
     // The root until the client's MCP roots say otherwise: --workspace,
     // else the working directory unless it is too broad to be one. It
@@ -193,6 +201,7 @@ async fn shared(runtime: Runtime, plugins: Plugins, spec: &PolicySpec) -> Result
         info,
         snapshot: fallback.as_deref().and_then(crate::workspace::wit_snapshot),
         call_timeout: limits.call_timeout,
+        seal,
     })
 }
 

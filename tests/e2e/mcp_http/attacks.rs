@@ -111,6 +111,54 @@ fn hostile_requests_are_refused_and_others_still_served() {
     for (what, headers, body, refused) in rows {
         let answer = post(port, &headers, body);
         assert!(refused.contains(&answer.status), "{what}: {answer:?}");
+        // Said as a JSON-RPC error, but for an ended session's 404, which
+        // clients look for as it is.
+        if answer.status != 404 {
+            let said: serde_json::Value = serde_json::from_str(&answer.body)
+                .unwrap_or_else(|_| panic!("{what}: not JSON-RPC: {answer:?}"));
+            assert!(said["error"]["message"].is_string(), "{what}: {answer:?}");
+        }
+    }
+    // Requests whose host is not one thing, and a body declared too large
+    // (refused at once, unread).
+    let raw_rows: [(&str, String, u16); 4] = [
+        (
+            "two Host headers",
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n{bearer}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            400,
+        ),
+        (
+            "a target naming another host",
+            format!(
+                "POST http://evil.example/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{bearer}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            400,
+        ),
+        (
+            "a Host with a port that is not a number",
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: localhost:abc\r\n{bearer}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            400,
+        ),
+        (
+            "a body declared over the cap",
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{bearer}\r\nExpect: 100-continue\r\nContent-Length: 9223372036854775807\r\nConnection: close\r\n\r\n"
+            ),
+            413,
+        ),
+    ];
+    for (what, request, status) in raw_rows {
+        let start = Instant::now();
+        let answer = raw(port, request.as_bytes());
+        assert_eq!(answer.status, status, "{what}: {answer:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{what}: answered late"
+        );
     }
     // A DELETE of a session that is not the caller's (a guessed id).
     let delete = format!(
@@ -193,6 +241,44 @@ fn slow_and_idle_connections_are_closed_and_others_served() {
         waited >= Duration::from_secs(9) && waited < Duration::from_secs(19),
         "closed after {waited:?}"
     );
+}
+
+/// A call in progress keeps its session from being idle, and an id in
+/// use in a session is not taken twice.
+#[test]
+fn a_session_with_a_call_in_progress_is_not_idle_and_ids_are_not_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, token) = server(dir.path(), &["--session-idle", "1", "--timeout", "10"]);
+    let url = server.url();
+    let calls = json!([
+        {"tool": "sleep-ms", "arguments": {"input": "2500"}},
+        {"tool": "mem-append", "arguments": {"input": "after"}},
+    ])
+    .to_string();
+    let report = served(&["--url", &url, "--token", &token, "--calls", &calls]);
+    assert_eq!(report["results"][0]["text"], "slept 2500 ms", "{report}");
+    assert_eq!(
+        report["results"][1]["text"], "after,",
+        "the same session: {report}"
+    );
+
+    let port = server.port;
+    let bearer = format!("Authorization: Bearer {token}");
+    let mine = open_session(port, &bearer);
+    let session = format!("Mcp-Session-Id: {mine}");
+    let version = "MCP-Protocol-Version: 2025-11-25";
+    let sleep = r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"sleep-ms","arguments":{"input":"1500"}}}"#;
+    let again = r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"mem-append","arguments":{"input":"DUP"}}}"#;
+    let first = {
+        let (bearer, session) = (bearer.clone(), session.clone());
+        std::thread::spawn(move || post(port, &[&bearer, &session, version], sleep))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let second = post(port, &[&bearer, &session, version], again);
+    assert_eq!(second.status, 400, "{second:?}");
+    assert!(second.body.contains("same id"), "{second:?}");
+    let first = first.join().unwrap();
+    assert!(first.body.contains("slept 1500 ms"), "{first:?}");
 }
 
 /// One client address has at most --max-client-calls calls in progress.

@@ -1,30 +1,35 @@
 //! The front door of `mcp --http`: what every request passes before rmcp's
-//! streamable-HTTP service sees it. The endpoint is `/mcp`; a required
-//! token is checked in constant time (401); one client address has at
-//! most `--max-client-calls` POSTs (calls) in progress (429); a new session
-//! past `--max-sessions` is refused (503); a body is read whole, within
-//! `--max-body` (413) and [`BODY_WAIT`] (408), before anything parses it.
-//! rmcp then checks `Host` and `Origin` (403), the protocol and sessions.
+//! streamable-HTTP service sees it.
+//!
+//! 1. The endpoint is `/mcp` (404); one `Host` header, a valid authority,
+//!    and no request target naming another host (400).
+//! 2. A required token, checked in constant time (401).
+//! 3. A body declared larger than `--max-body` is refused before it is read
+//!    (413).
+//! 4. One client address has at most `--max-client-calls` POSTs in
+//!    progress (429); a new session past `--max-sessions` is refused (503);
+//!    a DELETE names a live session (404).
+//! 5. The body is read whole, within `--max-body` (413) and [`BODY_WAIT`]
+//!    (408); in a session, a request whose JSON-RPC id is that of one in
+//!    progress is refused (400).
+//!
+//! rmcp then checks `Host` and `Origin` against the allowed names (403),
+//! the protocol and the session.
 
-use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::IpAddr;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::combinators::BoxBody;
+use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::body::Incoming;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use subtle::ConstantTimeEq;
-use tokio::sync::Notify;
 
+use super::replies::{Held, Reply, explained, plain};
+use super::usage::{Activity, Clients, Sessions};
 use crate::mcp::handler::Handler;
 
 /// How long a client may take to send a request's body.
@@ -33,8 +38,8 @@ pub const BODY_WAIT: Duration = Duration::from_secs(30);
 /// The MCP endpoint's path.
 pub const ENDPOINT: &str = "/mcp";
 
-/// What answers travel as.
-pub type Reply = Response<BoxBody<Bytes, Infallible>>;
+/// The header that names a request's session.
+const SESSION: &str = "mcp-session-id";
 
 /// The front door, shared by every connection.
 pub struct Door {
@@ -48,37 +53,31 @@ pub struct Door {
     pub sessions: Option<Arc<Sessions>>,
     /// Requests in progress, per client address.
     pub clients: Arc<Clients>,
+    /// What each session is doing.
+    pub activity: Arc<Activity>,
 }
 
 impl Door {
     /// Answers `request` from `peer`.
     pub async fn serve(&self, peer: IpAddr, request: Request<Incoming>) -> Reply {
-        if request.uri().path() != ENDPOINT {
-            return plain(
-                StatusCode::NOT_FOUND,
-                "not found: the MCP endpoint of this server is /mcp",
-            );
+        if let Some(refused) = self.refused(&request) {
+            return refused;
         }
-        if !self.authorized(&request) {
-            let mut reply = plain(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized: this MCP server requires `Authorization: Bearer TOKEN`, TOKEN being the one in the server's --token-file",
-            );
-            let challenge = header::HeaderValue::from_static("Bearer realm=\"lingxi-wasm\"");
-            reply
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, challenge);
-            return reply;
-        }
+        let method = request.method().clone();
         // Calls are counted; a GET's event stream lives as long as its
         // session and is not a call.
-        let turn = match request.method() == Method::POST {
+        let turn = match method == Method::POST {
             true => match self.clients.admit(peer, self.max_client_calls) {
                 Some(turn) => Some(turn),
                 None => return self.busy(peer),
             },
             false => None,
         };
+        let session = request
+            .headers()
+            .get(SESSION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         // A POST without a session may open one, unless it is of 2026-07-28
         // or later (no sessions: each such request is served on its own).
         let sessionless = request
@@ -86,9 +85,7 @@ impl Door {
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v >= "2026-07-28");
-        let opens_session = request.method() == Method::POST
-            && !request.headers().contains_key("mcp-session-id")
-            && !sessionless;
+        let opens_session = method == Method::POST && session.is_none() && !sessionless;
         if let Some(sessions) = &self.sessions
             && opens_session
             && sessions.full()
@@ -101,46 +98,119 @@ impl Door {
                 ),
             );
         }
-        if request.method() == Method::DELETE && !self.known(&request).await {
+        if method == Method::DELETE && !self.live(session.as_deref()).await {
             return plain(
                 StatusCode::NOT_FOUND,
                 "no such MCP session (it ended, or was never opened here)",
             );
         }
         let (parts, body) = request.into_parts();
-        let limited = Limited::new(body, self.max_body).collect();
-        let body = match tokio::time::timeout(BODY_WAIT, limited).await {
-            Err(_) => {
-                return plain(
-                    StatusCode::REQUEST_TIMEOUT,
-                    &format!("the request body did not arrive within {BODY_WAIT:?}"),
-                );
-            }
-            Ok(Err(error)) if error.is::<LengthLimitError>() => {
-                return plain(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!(
-                        "the request body is larger than {} bytes (--max-body)",
-                        self.max_body
-                    ),
-                );
-            }
-            Ok(Err(error)) => {
-                return plain(
-                    StatusCode::BAD_REQUEST,
-                    &format!("the request body could not be read: {error}"),
-                );
-            }
-            Ok(Ok(collected)) => collected.to_bytes(),
+        let body = match self.read(body).await {
+            Ok(body) => body,
+            Err(refused) => return *refused,
+        };
+        let busy = match (&session, method == Method::POST) {
+            (Some(id), true) => match self.activity.begin(id, request_id(&body)) {
+                Ok(busy) => Some(busy),
+                Err(_) => {
+                    return plain(
+                        StatusCode::BAD_REQUEST,
+                        "a request of this session with the same id is in progress; an id is never used twice in a session (MCP): give each request an id of its own",
+                    );
+                }
+            },
+            _ => None,
         };
         let request = Request::from_parts(parts, Full::new(body));
-        let reply = tower_service::Service::call(&mut self.rmcp.clone(), request).await;
-        let reply = match reply {
-            Ok(reply) => explained(reply).await,
+        let reply = match tower_service::Service::call(&mut self.rmcp.clone(), request).await {
+            Ok(reply) => explained(reply, &method).await,
             Err(never) => match never {},
         };
+        self.note(&method, session.as_deref(), &reply);
         // The turn ends when the answer (maybe a stream) has been sent.
-        reply.map(|body| Held { body, _turn: turn }.boxed())
+        reply.map(|body| {
+            let held = Held {
+                body,
+                _turn: turn,
+                _busy: busy,
+            };
+            held.boxed()
+        })
+    }
+
+    /// Steps 1 to 3 of the module documentation: the refusal, if any.
+    fn refused(&self, request: &Request<Incoming>) -> Option<Reply> {
+        if request.uri().path() != ENDPOINT {
+            return Some(plain(
+                StatusCode::NOT_FOUND,
+                "not found: the MCP endpoint of this server is /mcp",
+            ));
+        }
+        if let Err(why) = one_host(request) {
+            return Some(plain(StatusCode::BAD_REQUEST, why));
+        }
+        if !self.authorized(request) {
+            let mut reply = plain(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: this MCP server requires `Authorization: Bearer TOKEN`, TOKEN being the one in the server's --token-file",
+            );
+            let challenge = header::HeaderValue::from_static("Bearer realm=\"lingxi-wasm\"");
+            reply
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
+            return Some(reply);
+        }
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        declared
+            .filter(|&n| n > self.max_body as u64)
+            .map(|_| self.too_large())
+    }
+
+    /// The body, read whole within the cap and [`BODY_WAIT`].
+    async fn read(&self, body: Incoming) -> Result<bytes::Bytes, Box<Reply>> {
+        let limited = Limited::new(body, self.max_body).collect();
+        let refused = match tokio::time::timeout(BODY_WAIT, limited).await {
+            Ok(Ok(collected)) => return Ok(collected.to_bytes()),
+            Err(_) => plain(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!("the request body did not arrive within {BODY_WAIT:?}"),
+            ),
+            Ok(Err(error)) if error.is::<LengthLimitError>() => self.too_large(),
+            Ok(Err(error)) => plain(
+                StatusCode::BAD_REQUEST,
+                &format!("the request body could not be read: {error}"),
+            ),
+        };
+        Err(Box::new(refused))
+    }
+
+    /// Keeps track of sessions opened and closed by `reply`.
+    fn note(&self, method: &Method, session: Option<&str>, reply: &Reply) {
+        let success = reply.status().is_success();
+        match (method, session) {
+            (&Method::POST, None) => {
+                let opened = reply.headers().get(SESSION).and_then(|v| v.to_str().ok());
+                if let Some(id) = opened.filter(|_| success) {
+                    self.activity.opened(id);
+                }
+            }
+            (&Method::DELETE, Some(id)) if success => self.activity.closed(id),
+            _ => {}
+        }
+    }
+
+    fn too_large(&self) -> Reply {
+        plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is larger than {} bytes (--max-body)",
+                self.max_body
+            ),
+        )
     }
 
     /// The reply to a client with too many requests in progress.
@@ -157,13 +227,9 @@ impl Door {
         reply
     }
 
-    /// Whether `request` names a live session.
-    async fn known(&self, request: &Request<Incoming>) -> bool {
-        use rmcp::transport::streamable_http_server::session::SessionManager;
-        let Some(id) = request.headers().get("mcp-session-id") else {
-            return false;
-        };
-        let Ok(id) = id.to_str() else {
+    /// Whether `session` names a live session.
+    async fn live(&self, session: Option<&str>) -> bool {
+        let Some(id) = session else {
             return false;
         };
         let id = id.to_owned().into();
@@ -189,162 +255,79 @@ impl Door {
     }
 }
 
-/// A refusal: `status`, and a JSON-RPC error (id `null`: the request was
-/// not read) whose message is `text`, which MCP clients show as it is.
-pub fn plain(status: StatusCode, text: &str) -> Reply {
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {
-            "code": -32600,
-            "message": text,
-            "data": {"httpStatus": status.as_u16()},
+/// One `Host` header holding `host[:port]` (a number), and a request
+/// target that names no other host: what the `Host` check then judges is
+/// the host the request is for.
+fn one_host(request: &Request<Incoming>) -> Result<(), &'static str> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return Err("a request needs exactly one Host header");
+    };
+    let host = host
+        .to_str()
+        .ok()
+        .filter(|h| port_is_a_number(h))
+        .and_then(|h| http::uri::Authority::try_from(h).ok())
+        .filter(|a| !a.as_str().contains('@'))
+        .ok_or("the Host header is not host[:port]")?;
+    match request.uri().authority() {
+        Some(target) if !target.as_str().eq_ignore_ascii_case(host.as_str()) => {
+            Err("the request target names another host than the Host header")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether `host` (`name`, `name:port`, `[v6]` or `[v6]:port`) has no
+/// port or a port that is a number.
+fn port_is_a_number(host: &str) -> bool {
+    let port = match host.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((_, rest)) => rest.strip_prefix(':').or(rest.is_empty().then_some("0")),
+            None => None,
         },
-    });
-    let mut reply = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
-    *reply.status_mut() = status;
-    let kind = header::HeaderValue::from_static("application/json");
-    reply.headers_mut().insert(header::CONTENT_TYPE, kind);
-    reply
-}
-
-/// rmcp's 403 (a `Host` or `Origin` not allowed) as a refusal that says
-/// which flag allows it; other replies as they are.
-async fn explained(reply: Reply) -> Reply {
-    if reply.status() != StatusCode::FORBIDDEN {
-        return reply;
-    }
-    let said = match reply.into_body().collect().await {
-        Ok(body) => String::from_utf8_lossy(&body.to_bytes()).into_owned(),
-        Err(never) => match never {},
+        None => match host.split_once(':') {
+            Some((_, port)) => Some(port),
+            None => Some("0"),
+        },
     };
-    let flag = match said.contains("Origin") {
-        true => "--allow-origin",
-        false => "--allow-host",
-    };
-    plain(
-        StatusCode::FORBIDDEN,
-        &format!("{} (the server allows more with {flag})", said.trim()),
-    )
+    port.is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The live MCP sessions, counted by the tickets their handlers hold.
-pub struct Sessions {
-    live: AtomicUsize,
-    max: usize,
-}
-
-impl Sessions {
-    pub fn new(max: usize) -> Arc<Sessions> {
-        Arc::new(Sessions {
-            live: AtomicUsize::new(0),
-            max,
-        })
+/// The JSON-RPC id of the request in `body`, if it is a request.
+fn request_id(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<serde_json::Value>,
+        method: Option<serde::de::IgnoredAny>,
     }
-
-    fn full(&self) -> bool {
-        self.live.load(Ordering::Acquire) >= self.max
-    }
-
-    /// A ticket for one more handler. The cap is the door's: a request
-    /// that would open a session past it is refused before rmcp makes one
-    /// (a 2026-07-28 request's handler lives as long as the request).
-    pub fn ticket(self: &Arc<Self>) -> Ticket {
-        self.live.fetch_add(1, Ordering::AcqRel);
-        Ticket(self.clone())
-    }
+    let head: Head = serde_json::from_slice(body).ok()?;
+    head.method?;
+    head.id.map(|id| id.to_string())
 }
 
-/// One live session; dropped with its handler.
-pub struct Ticket(Arc<Sessions>);
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        self.0.live.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Requests in progress: per client address, and in all (what a stopping
-/// server waits for).
-#[derive(Default)]
-pub struct Clients {
-    per_address: Mutex<HashMap<IpAddr, usize>>,
-    total: AtomicUsize,
-    idle: Notify,
-}
-
-impl Clients {
-    /// A turn for one more request of `peer`, unless it has `max` already.
-    fn admit(self: &Arc<Self>, peer: IpAddr, max: usize) -> Option<Turn> {
-        let mut counts = self.per_address.lock().ok()?;
-        let count = counts.entry(peer).or_default();
-        if *count >= max {
-            return None;
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn host_ports_are_numbers() {
+        for good in [
+            "localhost",
+            "127.0.0.1:8080",
+            "[::1]",
+            "[::1]:9",
+            "mcp.example.com:443",
+        ] {
+            assert!(super::port_is_a_number(good), "{good}");
         }
-        *count += 1;
-        self.total.fetch_add(1, Ordering::AcqRel);
-        Some(Turn {
-            clients: self.clone(),
-            peer,
-        })
-    }
-
-    /// Waits until no request is in progress.
-    pub async fn drained(&self) {
-        loop {
-            let idle = self.idle.notified();
-            if self.total.load(Ordering::Acquire) == 0 {
-                return;
-            }
-            idle.await;
+        for bad in [
+            "localhost:abc",
+            "localhost:",
+            "a:1:2",
+            "[::1]x",
+            "[::1",
+            "h:123456",
+        ] {
+            assert!(!super::port_is_a_number(bad), "{bad}");
         }
-    }
-}
-
-/// One request in progress.
-pub struct Turn {
-    clients: Arc<Clients>,
-    peer: IpAddr,
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        if let Ok(mut counts) = self.clients.per_address.lock()
-            && let Some(count) = counts.get_mut(&self.peer)
-        {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&self.peer);
-            }
-        }
-        if self.clients.total.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.clients.idle.notify_waiters();
-        }
-    }
-}
-
-/// A reply's body that holds its request's turn until it ends.
-struct Held {
-    body: BoxBody<Bytes, Infallible>,
-    _turn: Option<Turn>,
-}
-
-impl Body for Held {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
     }
 }

@@ -9,6 +9,8 @@
 
 mod door;
 mod options;
+mod replies;
+mod usage;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -24,7 +26,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{Channel, Handler, Shared};
-use door::{Clients, Door, ENDPOINT, Sessions};
+use door::{Door, ENDPOINT};
+use usage::{Activity, Clients, Sessions};
 
 pub use options::{HttpArgs, HttpOptions};
 
@@ -49,6 +52,7 @@ pub async fn serve(shared: Arc<Shared>, options: HttpOptions) -> Result<()> {
         .context("cannot read the bound address")?;
     let stop = CancellationToken::new();
     let door = Arc::new(door(shared.clone(), &options, &stop));
+    tokio::spawn(reap(door.clone(), options.session_idle, stop.clone()));
     let mode = match options.stateless {
         true => "stateless",
         false => "sessions",
@@ -137,7 +141,12 @@ fn door(shared: Arc<Shared>, options: &HttpOptions, stop: &CancellationToken) ->
         .with_max_request_body_bytes(options.max_body)
         .with_cancellation_token(stop.child_token());
     let mut manager = LocalSessionManager::default();
-    manager.session_config.keep_alive = Some(options.session_idle);
+    // Idle sessions are ended by `reap`, which knows a session with a call
+    // in progress (or waiting for its user) is not idle. rmcp's own timer
+    // counts only messages, so it is kept as a backstop that no call can
+    // reach: the longest approval wait plus the longest call, and more.
+    let quiet = crate::mcp::approval::ANSWER_WAIT + shared.call_timeout + Duration::from_secs(60);
+    manager.session_config.keep_alive = Some(options.session_idle.max(quiet));
     let sessions = (!options.stateless).then(|| Sessions::new(options.max_sessions));
     let counted = sessions.clone();
     let opened = AtomicU64::new(0);
@@ -164,6 +173,23 @@ fn door(shared: Arc<Shared>, options: &HttpOptions, stop: &CancellationToken) ->
         max_body: options.max_body,
         sessions,
         clients: Arc::new(Clients::default()),
+        activity: Activity::new(options.session_idle),
+    }
+}
+
+/// Ends the sessions idle for `idle` with nothing in progress, until `stop`.
+async fn reap(door: Arc<Door>, idle: Duration, stop: CancellationToken) {
+    use rmcp::transport::streamable_http_server::session::SessionManager;
+    let every = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = stop.cancelled() => return,
+        }
+        for id in door.activity.take_idle() {
+            tracing::debug!("MCP session {id} idle for {idle:?}: closed");
+            let _ = door.manager.close_session(&id.into()).await;
+        }
     }
 }
 

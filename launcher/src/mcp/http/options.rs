@@ -115,7 +115,9 @@ impl HttpArgs {
                 format!("--http {address} is not an address and port to listen on; give one like 127.0.0.1:8080 or [::1]:8080")
             })?;
         let token = self.token_file.as_deref().map(read_token).transpose()?;
-        if token.is_none() && !self.no_auth && !listen.ip().is_loopback() {
+        // An IPv4 address mapped into IPv6 is judged as itself.
+        let loopback = listen.ip().to_canonical().is_loopback();
+        if token.is_none() && !self.no_auth && !loopback {
             bail!(
                 "refusing to serve MCP on {listen} without a token: anyone who can reach it could call the plugins' tools. Pass --token-file FILE (a private file holding a random token: `openssl rand -hex 32 > FILE && chmod 600 FILE`), or --no-auth to serve it to anyone on purpose"
             );
@@ -167,6 +169,11 @@ impl HttpArgs {
 /// read or change.
 fn read_token(path: &Path) -> Result<Vec<u8>> {
     let named = || format!("--token-file {}", path.display());
+    match std::fs::metadata(path) {
+        Err(error) => bail!("cannot read {}: {error}", named()),
+        Ok(meta) if !meta.is_file() => bail!("{} is not a file", named()),
+        Ok(_) => {}
+    }
     let resolved = crate::private::check(path).with_context(|| {
         format!(
             "{}: only its owner may change it (chmod 600, in folders only you may write)",
@@ -219,6 +226,7 @@ mod tests {
             open.contains("--token-file") && open.contains("--no-auth"),
             "{open}"
         );
+        assert!(args("[::ffff:127.0.0.1]:0").options().unwrap().is_some());
         let said = HttpArgs {
             no_auth: true,
             ..args("0.0.0.0:0")
