@@ -102,7 +102,7 @@ fn beyond_loopback_a_server_needs_a_token_and_the_token_must_be_private() {
     let dir = tempfile::tempdir().unwrap();
     let probe = guest("probe");
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        let out = crate::support::launcher()
             .arg("mcp")
             .arg(&probe)
             .args(args)
@@ -227,7 +227,7 @@ fn a_folder_of_plugins_is_one_catalog_and_a_clash_stops_the_server() {
     drop(server);
 
     std::fs::copy(guest("probe"), folder.join("probe-again.wasm")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+    let out = crate::support::launcher()
         .arg("mcp")
         .arg(&folder)
         .args(["--http", "127.0.0.1:0"])

@@ -68,7 +68,7 @@ impl Server {
 
     /// `lingxi-wasm-run mcp PLUGIN ARGS --http 127.0.0.1:0`.
     pub fn launcher(plugin: &Path, args: &[&str]) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
+        let mut command = crate::support::launcher();
         command.arg("mcp").arg(plugin).args(args);
         command.args(["--http", "127.0.0.1:0"]);
         Server::start(command)
