@@ -17,7 +17,11 @@ fn main() {
     inline: {wit:?},
     additional_derives: [PartialEq],
     // `log` may trap: a plugin that floods its log is stopped.
-    imports: {{ "lingxi:plugin/logging.log": trappable }},
+    // So may `report-progress`: its message is output too.
+    imports: {{
+        "lingxi:plugin/logging.log": trappable,
+        "lingxi:plugin/tasks.report-progress": trappable,
+    }},
     exports: {{ default: async }},
 }});
 "#,

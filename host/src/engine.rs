@@ -10,7 +10,7 @@ use wasmtime::component::Component;
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::WasiCtxBuilder;
 
-use crate::bindings::LingxiPluginPre;
+use crate::bindings::PluginPre;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::cache::CompileCache;
 use crate::compiler::{self, engine_hash};
@@ -279,7 +279,7 @@ impl Runtime {
                 }
             }
         })?;
-        let pre = LingxiPluginPre::new(instance_pre).map_err(world_error)?;
+        let pre = PluginPre::new(instance_pre).map_err(world_error)?;
         drop(component);
 
         let manifest = match known {
@@ -298,7 +298,7 @@ impl Runtime {
     /// default deadline.
     async fn ask_manifest(
         &self,
-        pre: &LingxiPluginPre<HostState>,
+        pre: &PluginPre<HostState>,
         name: &str,
     ) -> Result<wit::Manifest, LoadError> {
         let manifest_error = |reason: String| LoadError::Manifest {
@@ -348,6 +348,7 @@ impl Runtime {
             writes: Default::default(),
             effects: Default::default(),
             names: Default::default(),
+            tasks: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -476,7 +477,7 @@ type CodeMap = ();
 #[derive(Clone)]
 pub struct PluginComponent {
     pub(crate) runtime: Runtime,
-    pub(crate) pre: LingxiPluginPre<HostState>,
+    pub(crate) pre: PluginPre<HostState>,
     manifest: wit::Manifest,
     /// The mapped code `pre` runs, if any. Declared last so it is dropped
     /// after `pre`; every store made from this component is owned next to a

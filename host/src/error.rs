@@ -106,6 +106,18 @@ pub enum CallError {
         /// The tool's timeout.
         limit: Duration,
     },
+    /// A background task ran past its own deadline and was stopped.
+    #[error(
+        "{call} did not finish within the task deadline of {:.1} s and was stopped (raise it with {})",
+        limit.as_secs_f64(),
+        worded(Setting::TaskTimeout, "SECONDS")
+    )]
+    TaskTimeout {
+        /// The task, e.g. `task 'index' (t-1a2b)`.
+        call: String,
+        /// The deadline in force.
+        limit: Duration,
+    },
     /// The call used more memory than allowed.
     #[error(
         "{call} exceeded the plugin memory limit of {} MiB and was stopped; the plugin was restarted (raise the memory limit with {})",
@@ -257,6 +269,7 @@ impl CallError {
     pub fn setting(&self) -> Option<Setting> {
         match self {
             CallError::Timeout { .. } => Some(Setting::Timeout),
+            CallError::TaskTimeout { .. } => Some(Setting::TaskTimeout),
             CallError::Memory { .. } => Some(Setting::MaxMemory),
             CallError::StorageQuota { .. } => Some(Setting::StorageQuota),
             _ => None,

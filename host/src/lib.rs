@@ -108,6 +108,7 @@ pub mod shape;
 mod state;
 mod stdio;
 pub mod storage;
+mod tasks;
 mod text;
 
 /// The WIT types of the `lingxi:plugin` world, as the host sees them.
@@ -140,6 +141,7 @@ pub use set::{
     ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, NewGrants,
     PluginOptions, PluginSet, PreparedCall, Session, no_grant,
 };
+pub use tasks::{TaskError, TaskEvent, TaskHandle, TaskProgress, TaskState};
 pub use text::printable;
 
 /// The crate's README (what crates.io shows), its example compiled and run

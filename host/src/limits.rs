@@ -38,6 +38,18 @@ pub struct Limits {
     pub trap_window: Duration,
     /// Size quota of the plugin's data directory, in bytes.
     pub max_storage_bytes: u64,
+    /// Wall-clock budget of one background task, from its start (making its
+    /// instance included): whatever the task does, it is stopped then.
+    pub task_timeout: Duration,
+    /// Most background tasks of the plugin running at once; one more start
+    /// is refused, naming this limit.
+    pub max_tasks: usize,
+    /// How long a finished task's state (its result or error) is kept for
+    /// `status`; after that the task is unknown.
+    pub task_keep: Duration,
+    /// Most finished tasks kept at once; past it the oldest is forgotten
+    /// first.
+    pub max_kept_tasks: usize,
 }
 
 impl Default for Limits {
@@ -50,6 +62,10 @@ impl Default for Limits {
             max_traps: 5,
             trap_window: Duration::from_secs(60),
             max_storage_bytes: 64 * 1024 * 1024,
+            task_timeout: Duration::from_secs(600),
+            max_tasks: 4,
+            task_keep: Duration::from_secs(600),
+            max_kept_tasks: 64,
         }
     }
 }
@@ -285,6 +301,21 @@ impl OutputBudget {
         Ok(())
     }
 }
+
+// Background tasks (see `tasks/`).
+
+/// Most background tasks running at once in one session of a set, over all
+/// its plugins, unless the set says otherwise
+/// ([`PluginSet::with_session_tasks`](crate::PluginSet::with_session_tasks)).
+pub const SESSION_TASKS: usize = 8;
+
+/// Longest progress message kept, in bytes; the rest is cut off.
+pub const MAX_PROGRESS_MESSAGE: usize = 1024;
+
+/// How long stopping a plugin (stdin closed, a session closed) waits for
+/// its cancelled tasks to end. A cancelled task is dropped where it stands,
+/// so this only bounds the bookkeeping.
+pub const TASK_STOP_WAIT: Duration = Duration::from_secs(2);
 
 // Requests and output.
 

@@ -118,7 +118,9 @@ impl Server {
         &self.plugin
     }
 
-    /// Serves until EOF on `input`, then deactivates the plugin. Each response
+    /// Serves until EOF on `input`, then cancels the plugin's background
+    /// tasks (waiting at most [`TASK_STOP_WAIT`](crate::limits::TASK_STOP_WAIT))
+    /// and deactivates the plugin. Each response
     /// is written as one line and flushed. Fails only if `output` fails.
     /// The whole loop runs inside the runtime; the next line is read only
     /// between calls, when no deadline is running.
@@ -143,6 +145,9 @@ impl Server {
                     output.flush()?;
                 }
             }
+            // Its background tasks end with the session, before the plugin
+            // cleans up.
+            server.host.stop_tasks().await;
             if let Err(e) = server.host.deactivate().await {
                 tracing::warn!(plugin = %server.plugin, "deactivate failed: {e}");
             }

@@ -11,6 +11,9 @@ pub use crate::linker::provided;
 /// The export every LingXi plugin component has.
 pub const PLUGIN_EXPORT: &str = "lingxi:plugin/plugin@0.1.0";
 
+/// The export of a plugin that runs background tasks.
+pub const TASK_RUNNER_EXPORT: &str = "lingxi:plugin/task-runner@0.1.0";
+
 /// A compiled component's imports and exports, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
@@ -26,6 +29,11 @@ impl Shape {
     /// Whether it exports the plugin interface.
     pub fn is_plugin(&self) -> bool {
         self.exports.iter().any(|e| e == PLUGIN_EXPORT)
+    }
+
+    /// Whether it exports a task runner (it can run background tasks).
+    pub fn runs_tasks(&self) -> bool {
+        self.exports.iter().any(|e| e == TASK_RUNNER_EXPORT)
     }
 
     /// The imports this host does not provide.

@@ -41,6 +41,8 @@ pub struct HostState {
     pub(crate) effects: Arc<crate::effects::Effects>,
     /// The path each descriptor was opened by, and the learning trap.
     pub(crate) names: crate::linker::names::FdNames,
+    /// The plugin's background tasks, if this instance may use them.
+    pub(crate) tasks: Option<crate::tasks::TaskLink>,
 }
 
 impl WasiView for HostState {

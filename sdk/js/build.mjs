@@ -38,11 +38,31 @@ const sdk = join(dirname(fileURLToPath(import.meta.url)), 'lingxi-plugin.js');
 const modules = join(resolve(toolchain), 'node_modules');
 const load = (path) => import(pathToFileURL(join(modules, path)).href);
 
-/** Bundles app.js into one ES module; returns its code and its imports. */
+/**
+ * Bundles app.js into one ES module; returns its code and its imports. The
+ * world's second export, `taskRunner`, is the one definePlugin made: an
+ * entry module of its own re-exports app.js and adds it.
+ */
 async function bundle() {
   const { rolldown } = await load('rolldown/dist/index.mjs');
+  const entryDir = await mkdtemp(join(tmpdir(), 'lingxi-entry-'));
+  const entry = join(entryDir, 'entry.mjs');
+  const appUrl = JSON.stringify(resolve(app));
+  await writeFile(
+    entry,
+    `export * from ${appUrl};\nimport { plugin as lingxiPlugin } from ${appUrl};\n` +
+      'export const taskRunner = lingxiPlugin.taskRunner;\n',
+  );
+  try {
+    return await bundleFrom(rolldown, entry);
+  } finally {
+    await rm(entryDir, { recursive: true, force: true });
+  }
+}
+
+async function bundleFrom(rolldown, entry) {
   const build = await rolldown({
-    input: resolve(app),
+    input: entry,
     platform: 'browser',
     external: (id) => /^(lingxi|wasi):/.test(id),
     resolve: { alias: { 'lingxi-plugin': sdk } },
@@ -57,11 +77,12 @@ async function bundle() {
     if (!chunk.exports.includes('plugin')) {
       throw new Error(`${app} must export \`plugin\` (export const plugin = definePlugin({...}))`);
     }
+    const code = chunk.code;
     // The chunk's own list keeps imports tree-shaking removed: read the code.
     const lexer = await load('es-module-lexer/dist/lexer.js');
     await lexer.init;
-    const [found] = lexer.parse(chunk.code);
-    return { code: chunk.code, imports: found.map((i) => i.n).filter((n) => n !== undefined) };
+    const [found] = lexer.parse(code);
+    return { code, imports: found.map((i) => i.n).filter((n) => n !== undefined) };
   } finally {
     await build.close();
   }

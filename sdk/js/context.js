@@ -65,7 +65,7 @@ export class PluginContext {
     /** The plugin's persistent storage. */
     this.storage = storage;
     /** @private */
-    this[REGISTRY] = { tools: [], commands: [], hooks: [] };
+    this[REGISTRY] = { tools: [], commands: [], hooks: [], tasks: [] };
   }
 
   /**
@@ -116,6 +116,30 @@ export class PluginContext {
   }
 
   /**
+   * Registers a kind of background task: `{name, description?, run(input,
+   * ctx)}`. Calls start one with `ctx.tasks.start(name, input)`; `run` gets
+   * the input text and a TaskContext and returns the result text (or a
+   * Promise of it, or a value sent as JSON). A second kind with the same
+   * name replaces the first.
+   */
+  registerTask(task) {
+    const name = requireString('task name', task && task.name);
+    const entry = {
+      name,
+      description: requireString(`description of task '${name}'`, task.description ?? '', true),
+      run: requireFunction(`run of task '${name}'`, task.run),
+    };
+    const tasks = this[REGISTRY].tasks;
+    const at = tasks.findIndex((t) => t.name === name);
+    if (at >= 0) {
+      this.logger.warn(`task kind '${name}' registered twice; the later one wins`);
+      tasks[at] = entry;
+    } else {
+      tasks.push(entry);
+    }
+  }
+
+  /**
    * Subscribes `handler(payload)` to an event (a wire name such as
    * `sessionStart`). Handlers of one event run in registration order; a
    * failing handler is logged and does not stop the others or fail the event.
@@ -134,7 +158,7 @@ export class PluginContext {
  */
 export class ToolContext {
   /** @private */
-  constructor(sessionId, toolCallId, logger, storage) {
+  constructor(sessionId, toolCallId, logger, storage, tasks) {
     /** Session the call belongs to. */
     this.sessionId = sessionId;
     /** Identifier of this tool call. */
@@ -143,6 +167,8 @@ export class ToolContext {
     this.logger = logger;
     /** The plugin's persistent storage. */
     this.storage = storage;
+    /** The plugin's background tasks (a Tasks). */
+    this.tasks = tasks;
     Object.freeze(this);
   }
 }
@@ -150,7 +176,7 @@ export class ToolContext {
 /** Context of one slash command. */
 export class CommandContext {
   /** @private */
-  constructor(sessionId, info, logger, storage) {
+  constructor(sessionId, info, logger, storage, tasks) {
     /** Session, if the command runs inside one (else `undefined`). */
     this.sessionId = sessionId;
     /** Read-only view of the host's runtime snapshot. */
@@ -159,6 +185,8 @@ export class CommandContext {
     this.logger = logger;
     /** The plugin's persistent storage. */
     this.storage = storage;
+    /** The plugin's background tasks (a Tasks). */
+    this.tasks = tasks;
     Object.freeze(this);
   }
 }

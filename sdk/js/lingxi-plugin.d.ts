@@ -107,6 +107,52 @@ export interface CommandDefinition {
   execute(args: string[], ctx: CommandContext): CommandResult | string | Promise<CommandResult | string>;
 }
 
+/** A kind of background task. */
+export interface TaskDefinition {
+  /** The name `tasks.start` is given. */
+  name: string;
+  /** What a task of this kind does, for people. */
+  description?: string;
+  /** Runs one task to its end on its own instance; the result text (other values are sent as JSON). Throw to fail it. */
+  run(input: string, ctx: TaskContext): ToolOutput | Promise<ToolOutput>;
+}
+
+/** What a task is doing, or how it ended. */
+export type TaskState =
+  | { readonly state: 'running'; readonly fraction?: number; readonly message?: string }
+  | { readonly state: 'succeeded'; readonly result: string }
+  | { readonly state: 'failed'; readonly error: string }
+  | { readonly state: 'cancelled' };
+
+/** Starts, reads and cancels the plugin's background tasks, from a call. */
+export class Tasks {
+  private constructor();
+  /** Starts a task of a registered kind and returns its id at once; throws PluginError with the host's refusal. */
+  start(kind: string, input?: string): string;
+  /** The state of a task; undefined if unknown or its result expired. */
+  status(id: string): TaskState | undefined;
+  /** Cancels a running task: true if it was running. */
+  cancel(id: string): boolean;
+}
+
+/** What a running task is handed. */
+export class TaskContext {
+  private constructor();
+  /** The task's id. */
+  readonly id: string;
+  /** The plugin's logger. */
+  readonly logger: Logger;
+  /** The plugin's persistent storage. */
+  readonly storage: Storage;
+  /** Read-only view of the host's snapshot as it was when the task started. */
+  readonly info: InfoHub;
+  /** Reports progress (0 to 1, or undefined) and what the task is doing; it counts against the task's output budget. */
+  progress(fraction: number | undefined, message: string): void;
+}
+
+/** A state in a word or a line: `running`, `done: <result>`, `failed: <error>`, `cancelled`, `unknown task`. */
+export function describe(state: TaskState | undefined): string;
+
 /** One lifecycle event delivered to hook handlers. */
 export interface HookPayload {
   /** Which event happened. */
@@ -141,6 +187,8 @@ export class PluginContext {
   registerTool(tool: ToolDefinition): void;
   /** Registers a slash command; the same name again replaces it (with a warning). */
   registerCommand(command: CommandDefinition): void;
+  /** Registers a kind of background task; the same name again replaces it (with a warning). */
+  registerTask(task: TaskDefinition): void;
   /** Subscribes a handler; handlers run in registration order, failures are logged. */
   on(event: HookEventName, handler: (payload: HookPayload) => void | Promise<void>): void;
 }
@@ -156,6 +204,8 @@ export class ToolContext {
   readonly logger: Logger;
   /** The plugin's persistent storage. */
   readonly storage: Storage;
+  /** The plugin's background tasks. */
+  readonly tasks: Tasks;
 }
 
 /** Context of one slash command. */
@@ -169,6 +219,8 @@ export class CommandContext {
   readonly logger: Logger;
   /** The plugin's persistent storage. */
   readonly storage: Storage;
+  /** The plugin's background tasks. */
+  readonly tasks: Tasks;
 }
 
 /** What a slash command returns. */
@@ -291,6 +343,7 @@ export const keywords: Readonly<{
   TIMEOUT_MS: 'x-lingxi-timeout-ms';
   REQUIRES_APPROVAL: 'x-lingxi-requires-approval';
   CONCURRENCY_SAFE: 'x-lingxi-concurrency-safe';
+  STARTS_TASK: 'x-lingxi-starts-task';
 }>;
 
 /** The protocol's default schema text: `{"type": "object", "properties": {}}`. */
@@ -307,6 +360,7 @@ export class InputSchema {
   timeoutMs(milliseconds: number): InputSchema;
   /** Asks the host's user to approve every call. */ requiresApproval(): InputSchema;
   /** Calls may run at the same time on several instances. */ concurrencySafe(): InputSchema;
+  /** A call starts a background task and answers its handle. */ startsTask(): InputSchema;
   /** Any other top-level keyword. */ with(keyword: string, value: unknown): InputSchema;
   /** The compact JSON text (the Rust builders' text). */ toString(): string;
   /** A plain object. */ toJSON(): object;

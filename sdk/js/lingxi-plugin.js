@@ -28,6 +28,7 @@ import {
   performance as performanceSection,
   workspace,
 } from 'lingxi:plugin/host-info@0.1.0';
+import { cancel, reportProgress, start, status } from 'lingxi:plugin/tasks@0.1.0';
 import { getDirectories } from 'wasi:filesystem/preopens@0.2.12';
 import { getEnvironment } from 'wasi:cli/environment@0.2.12';
 
@@ -39,6 +40,7 @@ import { createFs } from './fs.js';
 export { SDK_VERSION, SUPPORTED_IPC_VERSIONS } from './runtime.js';
 export { Capability, CommandResult, HookEvent, PluginError } from './types.js';
 export { CommandContext, Logger, PluginContext, ToolContext } from './context.js';
+export { TaskContext, Tasks, describe } from './tasks.js';
 export { InfoHub, InfoUnavailable, iso8601 } from './info.js';
 export { DEFAULT_INPUT_SCHEMA, InputSchema, Property, keywords } from './schema.js';
 export { MAX_KEY_BYTES, Storage, StorageError } from './storage.js';
@@ -74,7 +76,8 @@ export function environment() {
  *   registers tools, commands and hooks, runs once on `plugin.initialize` or
  *   lazily on the first call, and after a failure again on the next request;
  *   deactivate runs when the host closes the session, if the plugin was active.
- * @returns {object} the component's `lingxi:plugin/plugin` export
+ * @returns {object} the component's `lingxi:plugin/plugin` export (its
+ *   `taskRunner` is the `task-runner` export; the build exports it)
  */
 export function definePlugin(definition) {
   return createRuntime(definition, {
@@ -88,5 +91,6 @@ export function definePlugin(definition) {
     },
     dataDir,
     fs,
+    tasks: { start, status, cancel, reportProgress },
   });
 }

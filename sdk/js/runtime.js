@@ -19,6 +19,17 @@ import {
 import { CommandContext, Logger, PluginContext, REGISTRY, ToolContext } from './context.js';
 import { InfoHub } from './info.js';
 import { Storage } from './storage.js';
+import { TaskContext, Tasks } from './tasks.js';
+
+/** Background tasks where the host gives none (older hosts, tests). */
+const NO_TASKS = Object.freeze({
+  start() {
+    throw 'this host runs no background tasks';
+  },
+  status: () => undefined,
+  cancel: () => false,
+  reportProgress() {},
+});
 
 /** IPC versions this SDK speaks. */
 export const SUPPORTED_IPC_VERSIONS = Object.freeze([1]);
@@ -50,17 +61,23 @@ function outputText(value) {
  * Makes the runtime of one plugin instance.
  * @param {{manifest: object, activate?: Function, deactivate?: Function}} definition
  * @param {object} host `{log(level, message), info: {workspace, peCore,
- *   contextState, performance, latestSnapshot}, dataDir(), fs}`
+ *   contextState, performance, latestSnapshot}, dataDir(), fs, tasks?:
+ *   {start, status, cancel, reportProgress}}`
  * @returns {object} the `plugin` export: getManifest, initialize, executeTool,
- *   executeCommand, emitHook, deactivate
+ *   executeCommand, emitHook, deactivate; and `taskRunner`, the
+ *   `task-runner` export (kinds, run)
  */
 export function createRuntime(definition, host) {
   const manifest = manifestRecord(definition.manifest);
   const logger = new Logger(host.log);
   const info = new InfoHub(host.info);
   const storage = new Storage(host.dataDir, host.fs);
+  const taskHost = host.tasks ?? NO_TASKS;
   /** The registrations while active, else undefined. */
   let active;
+
+  /** The `tasks` a call's context carries. */
+  const tasksOf = (registry) => new Tasks(registry.tasks.map((t) => t.name), taskHost);
 
   /** The error text of `e`; a bug (not a PluginError or string) is logged. */
   function fail(what, e) {
@@ -96,7 +113,39 @@ export function createRuntime(definition, host) {
     return active;
   }
 
+  /** The `task-runner` export: runs tasks on the task's own instance. */
+  const taskRunner = {
+    /** The registered task kinds; none if activation fails. */
+    async kinds() {
+      try {
+        const registry = await activate();
+        return registry.tasks.map((t) => ({ name: t.name, description: t.description }));
+      } catch {
+        return [];
+      }
+    },
+
+    /** Runs task `id` of `kind` with `input`: its result text. */
+    run(kind, input, id) {
+      return guarded('task-runner.run', async () => {
+        const registry = await activate();
+        const task = registry.tasks.find((t) => t.name === kind);
+        if (!task) throw `Task kind '${kind}' not registered by plugin`;
+        const ctx = new TaskContext(id, logger, storage, info, taskHost.reportProgress);
+        let output;
+        try {
+          output = await task.run(input, ctx);
+        } catch (e) {
+          throw fail(`task '${task.name}'`, e);
+        }
+        return outputText(output);
+      });
+    },
+  };
+
   return {
+    taskRunner,
+
     /** The manifest, without activating. */
     getManifest() {
       return manifest;
@@ -143,7 +192,7 @@ export function createRuntime(definition, host) {
         const registry = await activate();
         const tool = registry.tools.find((t) => t.name === call.toolName);
         if (!tool) throw `Tool '${call.toolName}' not found in plugin`;
-        const ctx = new ToolContext(call.sessionId, call.toolCallId, logger, storage);
+        const ctx = new ToolContext(call.sessionId, call.toolCallId, logger, storage, tasksOf(registry));
         let output;
         try {
           output = await tool.execute(call.arguments, ctx);
@@ -160,7 +209,7 @@ export function createRuntime(definition, host) {
         const registry = await activate();
         const command = resolveCommand(registry.commands, call.commandName);
         if (!command) throw `Command '${call.commandName}' not found in plugin`;
-        const ctx = new CommandContext(call.sessionId ?? undefined, info, logger, storage);
+        const ctx = new CommandContext(call.sessionId ?? undefined, info, logger, storage, tasksOf(registry));
         let result;
         try {
           result = await command.execute([...call.arguments], ctx);

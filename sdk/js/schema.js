@@ -29,6 +29,8 @@ export const keywords = Object.freeze({
   REQUIRES_APPROVAL: 'x-lingxi-requires-approval',
   /** At the top level: calls may overlap on several instances. */
   CONCURRENCY_SAFE: 'x-lingxi-concurrency-safe',
+  /** At the top level: a call starts a background task and answers its handle. */
+  STARTS_TASK: 'x-lingxi-starts-task',
 });
 
 /** Compact JSON of a value whose objects may be ordered Maps. */
@@ -118,6 +120,14 @@ export class InputSchema {
   /** Says calls may run at the same time on several instances. */
   concurrencySafe() {
     return this.set(keywords.CONCURRENCY_SAFE, true);
+  }
+
+  /**
+   * Says a call starts one background task and answers its handle (an MCP
+   * client that has tasks then gets the task itself).
+   */
+  startsTask() {
+    return this.set(keywords.STARTS_TASK, true);
   }
 
   /** Any other JSON Schema keyword at the top level. */

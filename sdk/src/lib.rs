@@ -48,6 +48,10 @@ pub const PYTHON: &[(&str, &str)] = &[
         "lingxi_plugin/storage.py",
         include_str!("../python/lingxi_plugin/storage.py"),
     ),
+    (
+        "lingxi_plugin/tasks.py",
+        include_str!("../python/lingxi_plugin/tasks.py"),
+    ),
 ];
 
 /// `(path in the project, text)` of each file of the JavaScript helper library.
@@ -67,6 +71,7 @@ pub const JS: &[(&str, &str)] = &[
     ("lingxi-plugin/runtime.js", include_str!("../js/runtime.js")),
     ("lingxi-plugin/schema.js", include_str!("../js/schema.js")),
     ("lingxi-plugin/storage.js", include_str!("../js/storage.js")),
+    ("lingxi-plugin/tasks.js", include_str!("../js/tasks.js")),
     ("lingxi-plugin/types.js", include_str!("../js/types.js")),
 ];
 

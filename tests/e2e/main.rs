@@ -27,5 +27,6 @@ mod runtime_base;
 mod signing;
 mod soak;
 mod support;
+mod tasks;
 mod upgrades;
 mod workspace_stats;

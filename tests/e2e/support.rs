@@ -51,7 +51,7 @@ fn cargo_build_with(dir: &str, args: &[&str], envs: &[(&str, &str)], hint: &str)
 }
 
 /// The built component of guest crate `name` (`probe`, `quickstart`,
-/// `testbed`, `workspace-stats`), all built once per test binary with the
+/// `testbed`, `workspace-stats`, `indexer`), all built once per test binary with the
 /// `guest` profile into `target/guests`.
 pub fn guest(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
@@ -71,6 +71,8 @@ pub fn guest(name: &str) -> PathBuf {
             "workspace-stats",
             "-p",
             "impostor",
+            "-p",
+            "indexer",
         ];
         cargo_build(
             "guests",

@@ -14,11 +14,14 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 wasmtime::component::bindgen!({
     world: "lingxi-plugin",
     path: "../wit",
-    imports: { "lingxi:plugin/logging.log": trappable },
+    imports: {
+        "lingxi:plugin/logging.log": trappable,
+        "lingxi:plugin/tasks.report-progress": trappable,
+    },
     exports: { default: async },
 });
 
-use lingxi::plugin::{host_info, logging, types};
+use lingxi::plugin::{host_info, logging, tasks, types};
 
 pub struct State {
     wasi: WasiCtx,
@@ -66,6 +69,22 @@ impl host_info::Host for State {
 
 impl logging::Host for State {
     fn log(&mut self, _level: logging::Level, _message: String) -> wasmtime::Result<()> {
+        Ok(())
+    }
+}
+
+/// No background tasks in the floor.
+impl tasks::Host for State {
+    fn start(&mut self, _kind: String, _input: String) -> Result<String, String> {
+        Err("no tasks here".into())
+    }
+    fn status(&mut self, _id: String) -> Option<tasks::TaskState> {
+        None
+    }
+    fn cancel(&mut self, _id: String) -> bool {
+        false
+    }
+    fn report_progress(&mut self, _progress: tasks::Progress) -> wasmtime::Result<()> {
         Ok(())
     }
 }

@@ -8,6 +8,7 @@
 //! | `x-lingxi-timeout-ms` | top level | integer 1..=86 400 000 | the tool's deadline, if shorter than the plugin's |
 //! | `x-lingxi-requires-approval` | top level | boolean | an embedding host asks its approval callback before each call |
 //! | `x-lingxi-concurrency-safe` | top level | boolean | calls may run on more than one instance at once |
+//! | `x-lingxi-starts-task` | top level | boolean | a call starts one background task and answers its handle: an MCP client that has tasks gets the task itself |
 
 use std::fmt;
 use std::time::Duration;
@@ -23,6 +24,8 @@ pub const TIMEOUT_MS: &str = "x-lingxi-timeout-ms";
 pub const REQUIRES_APPROVAL: &str = "x-lingxi-requires-approval";
 /// `x-lingxi-concurrency-safe`: calls may overlap on several instances.
 pub const CONCURRENCY_SAFE: &str = "x-lingxi-concurrency-safe";
+/// `x-lingxi-starts-task`: a call starts a background task.
+pub const STARTS_TASK: &str = "x-lingxi-starts-task";
 
 /// What a path parameter is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +88,8 @@ pub struct Annotations {
     pub requires_approval: bool,
     /// Whether calls may run on several instances at once.
     pub concurrency_safe: bool,
+    /// Whether a call starts a background task (and answers its handle).
+    pub starts_task: bool,
 }
 
 impl Annotations {
@@ -103,6 +108,7 @@ impl Annotations {
         serde_json::json!({
             "requiresApproval": self.requires_approval,
             "concurrencySafe": self.concurrency_safe,
+            "startsTask": self.starts_task,
             "timeoutMs": self.timeout.map(|t| t.as_millis() as u64),
             "paths": paths,
         })
@@ -127,6 +133,7 @@ pub(crate) fn read(schema: &Value, problems: &mut Vec<String>) -> Annotations {
     for (key, flag) in [
         (REQUIRES_APPROVAL, &mut annotations.requires_approval),
         (CONCURRENCY_SAFE, &mut annotations.concurrency_safe),
+        (STARTS_TASK, &mut annotations.starts_task),
     ] {
         match top.get(key) {
             None => {}
@@ -166,12 +173,12 @@ impl Walk<'_> {
             let at = if top { "the top level" } else { pointer };
             match key.as_str() {
                 PATH => {}
-                TIMEOUT_MS | REQUIRES_APPROVAL | CONCURRENCY_SAFE if top => {}
-                TIMEOUT_MS | REQUIRES_APPROVAL | CONCURRENCY_SAFE => self.problems.push(format!(
+                TIMEOUT_MS | REQUIRES_APPROVAL | CONCURRENCY_SAFE | STARTS_TASK if top => {}
+                TIMEOUT_MS | REQUIRES_APPROVAL | CONCURRENCY_SAFE | STARTS_TASK => self.problems.push(format!(
                     "{key} at {at} is ignored: it belongs at the top level of the schema"
                 )),
                 other => self.problems.push(format!(
-                    "unknown keyword {other} at {at}; the known ones are {PATH}, {TIMEOUT_MS}, {REQUIRES_APPROVAL} and {CONCURRENCY_SAFE}"
+                    "unknown keyword {other} at {at}; the known ones are {PATH}, {TIMEOUT_MS}, {REQUIRES_APPROVAL}, {CONCURRENCY_SAFE} and {STARTS_TASK}"
                 )),
             }
         }

@@ -142,6 +142,11 @@ impl Effects {
         });
     }
 
+    /// The call started background task `id`.
+    pub(crate) fn task(&self, id: &str) {
+        self.with(|log| log.receipt.tasks.push(id.to_owned()));
+    }
+
     /// The call read its environment, and was handed these variables.
     pub(crate) fn environment<'a>(&self, names: impl Iterator<Item = &'a str>) {
         self.with(|log| {

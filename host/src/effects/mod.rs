@@ -69,6 +69,10 @@ pub struct Receipt {
     /// fail inside the guest unseen, except in learning mode
     /// ([`PluginHost::set_learning`](crate::PluginHost::set_learning)).
     pub refused: Vec<Refusal>,
+    /// The background tasks the call started, by id (at most as many as
+    /// the plugin may run at once).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<String>,
     /// Counts of everything, listed or not.
     pub totals: Totals,
 }

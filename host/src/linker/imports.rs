@@ -148,10 +148,11 @@ const OFFERED: [(&str, Add); 29] = [
 ];
 
 /// The LingXi interfaces every linker holds.
-const LINGXI_IMPORTS: [&str; 3] = [
+const LINGXI_IMPORTS: [&str; 4] = [
     "lingxi:plugin/types@0.1.0",
     "lingxi:plugin/host-info@0.1.0",
     "lingxi:plugin/logging@0.1.0",
+    "lingxi:plugin/tasks@0.1.0",
 ];
 
 /// Whether this host links `import`: a WASI interface of the linker's

@@ -6,7 +6,7 @@ use std::fmt::{self, Display};
 
 use wasmtime::Store;
 
-use crate::bindings::LingxiPlugin;
+use crate::bindings::PluginBindings;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::state::HostState;
 use crate::text::shown_name;
@@ -20,6 +20,12 @@ pub(super) enum Call<'a> {
     Command(&'a wit::CommandCall),
     Hook(&'a wit::HookPayload),
     Deactivate,
+    /// A background task's run, on the task's own instance.
+    Task {
+        kind: &'a str,
+        input: &'a str,
+        id: &'a str,
+    },
 }
 
 /// What a call answered.
@@ -34,7 +40,7 @@ impl Call<'_> {
     /// Calls the guest. Outer error: a trap; inner error: the plugin's text.
     pub(super) async fn invoke(
         &self,
-        bindings: &LingxiPlugin,
+        bindings: &PluginBindings,
         store: &mut Store<HostState>,
     ) -> wasmtime::Result<Result<Reply, String>> {
         let plugin = bindings.lingxi_plugin_plugin();
@@ -59,6 +65,13 @@ impl Call<'_> {
                 plugin.call_deactivate(store).await?;
                 Ok(Reply::Done)
             }
+            Call::Task { kind, input, id } => match bindings.task_runner() {
+                Some(runner) => runner
+                    .call_run(store, kind, input, id)
+                    .await?
+                    .map(Reply::Text),
+                None => Err("the plugin exports no task runner".to_owned()),
+            },
         })
     }
 }
@@ -74,6 +87,7 @@ impl Display for Call<'_> {
             }
             Call::Hook(payload) => write!(f, "hook.emit '{}'", payload.event.wire_name()),
             Call::Deactivate => f.write_str("deactivate"),
+            Call::Task { kind, id, .. } => write!(f, "task '{}' ({id})", shown_name(kind)),
         }
     }
 }

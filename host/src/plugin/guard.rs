@@ -35,7 +35,11 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<(), CallError> {
-        if let Some(refusal) = self.breaker.refusal(&self.manifest().id, &self.limits) {
+        let refusal = self
+            .tasks
+            .breaker()
+            .refusal(&self.manifest().id, &self.limits);
+        if let Some(refusal) = refusal {
             return Err(refusal);
         }
         if self.live.as_ref().is_some_and(|live| live.in_call) {
@@ -167,13 +171,17 @@ impl PluginHost {
                 )));
             }
             Ok(Err(trap)) => classify(call, trap, &self.limits),
+            Err(_elapsed) if matches!(call, Call::Task { .. }) => CallError::TaskTimeout {
+                call: call.to_string(),
+                limit: deadline.budget(),
+            },
             Err(_elapsed) => CallError::Timeout {
                 call: call.to_string(),
                 limit: deadline.budget(),
             },
         };
         let ending = match error {
-            CallError::Timeout { .. } => Ending::TimedOut,
+            CallError::Timeout { .. } | CallError::TaskTimeout { .. } => Ending::TimedOut,
             _ => Ending::Crashed,
         };
         self.counters.call(took, ending);
@@ -181,13 +189,17 @@ impl PluginHost {
         // data directory over quota (that is logged by `check_quota`, and the
         // next instance mounts it read-only).
         self.live = None;
-        tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{error}");
+        // A task's end is logged by its board, in a task's words.
+        if !matches!(call, Call::Task { .. }) {
+            tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{error}");
+        }
         // A deadline the caller chose shorter than the plugin's own limit is
         // the caller's budget, not a sign of a broken plugin.
         let callers_budget = matches!(error, CallError::Timeout { .. })
             && deadline.budget() < self.limits.call_timeout;
         if !callers_budget {
-            self.breaker.count(&error, &self.limits, &self.origin);
+            let mut breaker = self.tasks.breaker();
+            breaker.count(&error, &self.limits, &self.origin);
         }
         Err(error)
     }

@@ -17,6 +17,7 @@ use crate::linker::{self, names::TRAP_PATH};
 use crate::observe::LogSource;
 use crate::stdio::GuestOutput;
 use crate::storage::DATA_GUEST_PATH;
+use crate::tasks::TaskLink;
 
 impl PluginHost {
     /// A fresh instance for `call`, made within the request's `deadline`
@@ -59,6 +60,10 @@ impl PluginHost {
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
+        store.data_mut().tasks = Some(TaskLink {
+            board: self.tasks.clone(),
+            task: self.task.clone(),
+        });
         let instantiate_error = |reason: String| CallError::Instantiate {
             plugin: id.clone(),
             reason,

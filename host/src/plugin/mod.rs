@@ -16,10 +16,14 @@ mod handshake;
 mod instance;
 mod receipts;
 mod recovery;
+mod snapshot;
+mod tasks;
+
+pub(crate) use snapshot::replaces;
 
 use call::{Call, Reply};
 use handshake::{handshake_size, manifest_differences};
-use recovery::Breaker;
+pub(crate) use recovery::Breaker;
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -28,25 +32,25 @@ use std::time::Duration;
 
 use wasmtime::Store;
 
-use crate::bindings::LingxiPlugin;
+use crate::bindings::PluginBindings;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::contract::Contracts;
 use crate::effects::ReceiptSlot;
 use crate::engine::PluginComponent;
-use crate::error::{CallError, SnapshotError};
+use crate::error::CallError;
 use crate::limits::{Deadline, Limits, OutputBudget};
 use crate::observe::{Counters, LogSink, Origin, Stats};
 use crate::options::CallOptions;
 use crate::policy::{Grant, Policy};
-use crate::protocol::SUPPORTED_IPC_VERSIONS;
 use crate::state::HostState;
 use crate::stdio::GuestOutput;
 use crate::storage::DataDir;
+use crate::tasks::{Recipe, TaskBoard};
 
 /// A live instance and what it was built with.
 struct Live {
     store: Store<HostState>,
-    bindings: LingxiPlugin,
+    bindings: PluginBindings,
     root: Option<PathBuf>,
     outputs: [GuestOutput; 2],
     budget: Arc<OutputBudget>,
@@ -72,8 +76,12 @@ pub struct PluginHost {
     /// The last successful `plugin.initialize` request: replayed on every
     /// fresh instance so a restarted plugin is active again.
     initialized_with: Option<wit::InitializeRequest>,
-    /// The crash breaker: recent traps, and why the plugin is disabled.
-    breaker: Breaker,
+    /// The plugin's background tasks, and its crash breaker (its tasks'
+    /// traps count there too). In a set, shared by every instance of the
+    /// plugin in one session.
+    tasks: Arc<TaskBoard>,
+    /// The task this host runs, if it is a task's.
+    task: Option<Arc<str>>,
     /// The plugin's persistent data directory, if it has storage.
     data: Option<DataDir>,
     /// Whose lines the guest's output and logs are, and where they go.
@@ -126,6 +134,13 @@ impl PluginHost {
                 })
                 .ok()
         });
+        let tasks = TaskBoard::new(Recipe {
+            component: component.clone(),
+            grant: grant.clone(),
+            limits: limits.clone(),
+            origin: origin.clone(),
+            counters: counters.clone(),
+        });
         PluginHost {
             component,
             grant,
@@ -134,7 +149,8 @@ impl PluginHost {
             snapshot: None,
             live: None,
             initialized_with: None,
-            breaker: Breaker::default(),
+            tasks,
+            task: None,
             data,
             origin,
             counters,
@@ -150,6 +166,11 @@ impl PluginHost {
     /// `tracing` (from the next instance on: call it before the first call).
     pub fn set_log_sink(&mut self, sink: LogSink) {
         self.origin.sink = Some(sink);
+        if self.task.is_none() && self.tasks.live() == 0 {
+            let mut recipe = self.tasks.recipe.clone();
+            recipe.origin = self.origin.clone();
+            self.tasks = TaskBoard::new(recipe);
+        }
     }
 
     /// Whether its last `plugin.initialize` succeeded (restarts replay it).
@@ -185,27 +206,6 @@ impl PluginHost {
     /// The latest accepted snapshot.
     pub fn snapshot(&self) -> Option<&wit::RuntimeSnapshot> {
         self.snapshot.as_deref()
-    }
-
-    /// `host.snapshot`: a snapshot of an unsupported IPC version is refused and
-    /// the previous one kept; an older one than stored is ignored; an equal or
-    /// newer one replaces the stored one entirely.
-    pub fn apply_snapshot(&mut self, snapshot: wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
-        if replaces(self.snapshot.as_deref(), &snapshot)? {
-            self.snapshot = Some(Arc::new(snapshot));
-        }
-        Ok(())
-    }
-
-    /// The same for a snapshot shared with other plugins (no copy is made).
-    pub fn share_snapshot(
-        &mut self,
-        snapshot: Arc<wit::RuntimeSnapshot>,
-    ) -> Result<(), SnapshotError> {
-        if replaces(self.snapshot.as_deref(), &snapshot)? {
-            self.snapshot = Some(snapshot);
-        }
-        Ok(())
     }
 
     /// `plugin.initialize`. The handshake must carry the manifest the
@@ -380,8 +380,8 @@ impl PluginHost {
     }
 
     /// Whether the plugin was disabled after repeated traps, and why.
-    pub fn disabled(&self) -> Option<&str> {
-        self.breaker.disabled()
+    pub fn disabled(&self) -> Option<String> {
+        self.tasks.breaker().disabled().map(str::to_owned)
     }
 
     fn check_size(&self, label: &dyn Display, size: usize) -> Result<(), CallError> {
@@ -394,24 +394,6 @@ impl PluginHost {
         }
         Ok(())
     }
-}
-
-/// Whether `snapshot` replaces `stored` (the `host.snapshot` rules): one of
-/// an unsupported IPC version is refused and the stored one kept; an older
-/// one than stored is ignored; an equal or newer one replaces it entirely.
-pub(crate) fn replaces(
-    stored: Option<&wit::RuntimeSnapshot>,
-    snapshot: &wit::RuntimeSnapshot,
-) -> Result<bool, SnapshotError> {
-    if !SUPPORTED_IPC_VERSIONS.contains(&snapshot.ipc_version) {
-        return Err(SnapshotError::UnsupportedVersion(snapshot.ipc_version));
-    }
-    let key = |t: &wit::Timestamp| (t.seconds, t.nanoseconds);
-    let older = stored.is_some_and(|s| key(&snapshot.observed_at) < key(&s.observed_at));
-    if older {
-        tracing::debug!("ignoring a snapshot older than the stored one");
-    }
-    Ok(!older)
 }
 
 impl Drop for PluginHost {

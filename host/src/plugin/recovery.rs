@@ -14,7 +14,7 @@ use crate::observe::Origin;
 /// plugin is disabled once [`Limits::max_traps`] of them fall within
 /// [`Limits::trap_window`].
 #[derive(Debug, Default)]
-pub(super) struct Breaker {
+pub(crate) struct Breaker {
     /// When the recent traps happened, oldest first.
     traps: VecDeque<Instant>,
     /// Set once the plugin trapped too often: every later call fails with it.
@@ -23,12 +23,12 @@ pub(super) struct Breaker {
 
 impl Breaker {
     /// Why the plugin is disabled, if it is.
-    pub(super) fn disabled(&self) -> Option<&str> {
+    pub(crate) fn disabled(&self) -> Option<&str> {
         self.disabled.as_deref()
     }
 
     /// The error every call gets once the plugin is disabled.
-    pub(super) fn refusal(&self, plugin: &str, limits: &Limits) -> Option<CallError> {
+    pub(crate) fn refusal(&self, plugin: &str, limits: &Limits) -> Option<CallError> {
         Some(CallError::Disabled {
             plugin: plugin.to_owned(),
             traps: limits.max_traps,
@@ -38,7 +38,7 @@ impl Breaker {
     }
 
     /// Records a trap; disables the plugin once too many fall in the window.
-    pub(super) fn count(&mut self, error: &CallError, limits: &Limits, origin: &Origin) {
+    pub(crate) fn count(&mut self, error: &CallError, limits: &Limits, origin: &Origin) {
         let now = Instant::now();
         self.traps.push_back(now);
         while self

@@ -13,6 +13,8 @@
 //! max-memory = 256       # MiB
 //! data-root = "/home/me/.lingxiagent/plugin-data"
 //! storage-quota = 64     # MiB
+//! task-timeout = 600     # seconds per background task
+//! max-tasks = 4          # background tasks running at once
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -95,6 +97,16 @@ pub struct PolicySpec {
     /// Size quota of the plugin's data directory, in MiB [default: 64].
     #[cfg_attr(feature = "cli", arg(long, value_name = "MIB"))]
     pub storage_quota: Option<u64>,
+
+    /// Deadline of one background task, in seconds, from its start
+    /// [default: 600]. A task is stopped then, whatever it does.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECONDS"))]
+    pub task_timeout: Option<f64>,
+
+    /// Most background tasks the plugin may run at once [default: 4]; one
+    /// more start is refused. 0 runs none.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    pub max_tasks: Option<usize>,
 
     /// Do not validate tool arguments against the tool's inputSchema (for
     /// plugins whose schemas are known to be wrong). Path parameters and
@@ -238,6 +250,8 @@ impl PolicySpec {
         self.no_storage |= over.no_storage;
         self.storage_quota = over.storage_quota.or(self.storage_quota);
         self.no_validate |= over.no_validate;
+        self.task_timeout = over.task_timeout.or(self.task_timeout);
+        self.max_tasks = over.max_tasks.or(self.max_tasks);
         self
     }
 
@@ -306,6 +320,20 @@ impl PolicySpec {
                     expected: "give a number of seconds above 0 and at most 3600",
                     example: Some("2.5"),
                 })?;
+        }
+        if let Some(seconds) = self.task_timeout {
+            limits.task_timeout = Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|t| !t.is_zero() && *t <= Duration::from_secs(86_400))
+                .ok_or_else(|| PolicyError::Limit {
+                    setting: Setting::TaskTimeout,
+                    value: seconds.to_string(),
+                    expected: "give a number of seconds above 0 and at most 86400 (a day)",
+                    example: Some("600"),
+                })?;
+        }
+        if let Some(n) = self.max_tasks {
+            limits.max_tasks = n;
         }
         if let Some(mib) = self.max_memory {
             limits.max_memory_bytes = mib

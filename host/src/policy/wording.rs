@@ -41,6 +41,10 @@ pub enum Setting {
     StorageQuota,
     /// No argument validation against tool schemas.
     NoValidate,
+    /// The deadline of one background task, in seconds.
+    TaskTimeout,
+    /// Most background tasks of one plugin running at once.
+    MaxTasks,
     /// The compile cache's folder.
     CacheDir,
     /// No compile cache.
@@ -49,7 +53,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting, in the order reports list them.
-    pub const ALL: [Setting; 14] = [
+    pub const ALL: [Setting; 16] = [
         Setting::Grant,
         Setting::Workspace,
         Setting::AllowRead,
@@ -62,6 +66,8 @@ impl Setting {
         Setting::NoStorage,
         Setting::StorageQuota,
         Setting::NoValidate,
+        Setting::TaskTimeout,
+        Setting::MaxTasks,
         Setting::CacheDir,
         Setting::NoCache,
     ];
@@ -82,6 +88,8 @@ impl Setting {
             Setting::NoStorage => "no-storage",
             Setting::StorageQuota => "storage-quota",
             Setting::NoValidate => "no-validate",
+            Setting::TaskTimeout => "task-timeout",
+            Setting::MaxTasks => "max-tasks",
             Setting::CacheDir => "cache-dir",
             Setting::NoCache => "no-cache",
         }
@@ -95,7 +103,11 @@ impl Setting {
             | Setting::AllowWrite
             | Setting::AllowNet
             | Setting::Env => Shape::List,
-            Setting::Timeout | Setting::MaxMemory | Setting::StorageQuota => Shape::Number,
+            Setting::Timeout
+            | Setting::MaxMemory
+            | Setting::StorageQuota
+            | Setting::TaskTimeout
+            | Setting::MaxTasks => Shape::Number,
             Setting::NoStorage | Setting::NoValidate | Setting::NoCache => Shape::Switch,
             Setting::Workspace | Setting::DataRoot | Setting::CacheDir => Shape::Text,
         }

@@ -29,6 +29,8 @@ pub(super) struct Context {
     /// Counts accepted snapshots: an instance takes the new one only when
     /// this moved (no lock on the way of a call otherwise).
     pub(super) snapshot_version: AtomicU64,
+    /// The plugins' background tasks in this session.
+    pub(super) boards: super::tasks::Boards,
 }
 
 impl Context {
@@ -180,6 +182,9 @@ pub(super) fn prepared<'a>(
             member.counters.clone(),
         );
         host.share_contracts(member.contracts.clone());
+        if let Some(board) = context.boards.of(member) {
+            host.share_tasks(board.clone());
+        }
         host.set_validation(member.validate);
         Instance {
             host,

@@ -13,6 +13,7 @@ mod instance;
 mod load;
 mod replace;
 mod session;
+mod tasks;
 mod tools;
 
 pub use approval::{ApprovalFuture, Approver, PreparedCall};
@@ -28,7 +29,7 @@ use crate::contract::{Contracts, ProblemKind, Severity};
 use crate::engine::{PluginComponent, Runtime};
 use crate::error::{Clash, SetError};
 use crate::limits::Limits;
-use crate::limits::MAX_NAME;
+use crate::limits::{MAX_NAME, SESSION_TASKS};
 use crate::observe::{Counters, LogSink, Origin, Stats};
 use crate::plugin::PluginHost;
 use crate::policy::{Grant, Policy};
@@ -102,6 +103,8 @@ pub struct PluginSet {
     initialize: wit::InitializeRequest,
     limits: Limits,
     approver: Option<Approver>,
+    /// Most background tasks running at once in one session.
+    session_tasks: usize,
 }
 
 /// How a plugin joins a set. `Default` grants nothing ([`no_grant`]).
@@ -204,7 +207,16 @@ impl PluginSet {
             },
             limits: Limits::default(),
             approver: None,
+            session_tasks: SESSION_TASKS,
         }
+    }
+
+    /// At most `n` background tasks running at once in each session opened
+    /// from now on, over all its plugins (each plugin also within its own
+    /// [`Limits::max_tasks`]); by default [`SESSION_TASKS`].
+    pub fn with_session_tasks(mut self, n: usize) -> Self {
+        self.session_tasks = n;
+        self
     }
 
     /// Asks `approve` before every call to a tool that requires approval
@@ -394,43 +406,10 @@ impl PluginSet {
             self.initialize.clone(),
             snapshot,
             self.approver.clone(),
+            self.session_tasks,
         )
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::contract::tests::handshake_of as handshake;
-
-    /// Hosts share sets and sessions across tasks (`Arc`, `tokio::spawn`).
-    #[test]
-    fn sets_and_sessions_are_send_and_sync() {
-        fn send_sync<T: Send + Sync>() {}
-        send_sync::<PluginSet>();
-        send_sync::<Session>();
-        send_sync::<Catalog>();
-    }
-
-    #[test]
-    fn names_a_catalog_cannot_hold() {
-        assert_eq!(bad_names(&handshake(&["a", "b.c"], &[("x", &["y"])])), None);
-        type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a [&'a str])], &'a str);
-        let cases: [Case; 4] = [
-            (&["evil\nline"], &[], "control characters"),
-            (&["two words"], &[], "spaces"),
-            (&["probe.echo\u{200B}"], &[], "invisible"),
-            (&[""], &[], "empty"),
-        ];
-        for (tools, commands, expected) in cases {
-            let reason = bad_names(&handshake(tools, commands)).unwrap_or_default();
-            assert!(
-                reason.contains(expected),
-                "{tools:?} {commands:?}: {reason}"
-            );
-        }
-        let long = "x".repeat(MAX_NAME + 1);
-        assert!(bad_names(&handshake(&[&long], &[])).is_some());
-    }
-}
+mod tests;

@@ -14,6 +14,7 @@ use super::approval::{ApprovalFuture, Approver, PreparedCall};
 use super::instance::{
     Context, Instance, Slot, Spares, instance_in, lock_bounded, locked, prepared,
 };
+use super::tasks::Boards;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::Deadline;
@@ -63,18 +64,22 @@ impl Session {
         initialize: wit::InitializeRequest,
         snapshot: Option<wit::RuntimeSnapshot>,
         approver: Option<Approver>,
+        session_tasks: usize,
     ) -> Result<Session, SnapshotError> {
         if let Some(snapshot) = &snapshot {
             replaces(None, snapshot)?;
         }
         let slots = members.list.iter().map(|_| Arc::default()).collect();
         let spares = members.list.iter().map(|_| Spares::default()).collect();
+        let id: Arc<str> = id.into();
+        let boards = Boards::new(&members, &id, session_tasks);
         Ok(Session {
             context: Arc::new(Context {
-                id: id.into(),
+                id,
                 initialize,
                 snapshot: Mutex::new(snapshot.map(Arc::new)),
                 snapshot_version: AtomicU64::new(0),
+                boards,
             }),
             members,
             slots,
@@ -261,18 +266,23 @@ impl Session {
         Ok((guard, deadline))
     }
 
-    /// Deactivates every instance (concurrently, each within its call
+    /// Cancels the session's background tasks (waiting briefly for them),
+    /// then deactivates every instance (concurrently, each within its call
     /// timeout) and frees them.
     pub async fn close(mut self) {
+        self.context.boards.stop().await;
         let slots = std::mem::take(&mut self.slots);
         let slots = self.all_slots(slots);
         deactivate_all(slots).await;
     }
 
-    /// Deactivates and frees every instance, keeping the session: a later
-    /// call makes a fresh instance.
+    /// Cancels the session's background tasks, deactivates and frees every
+    /// instance, keeping the session: a later call makes a fresh instance
+    /// (and a plugin disabled after crashes is enabled again).
     pub async fn deactivate(&self) {
+        self.context.boards.stop().await;
         deactivate_all(self.all_slots(self.slots.clone())).await;
+        self.context.boards.reopen();
     }
 }
 
@@ -324,9 +334,12 @@ async fn deactivate_all(slots: Box<[Arc<Slot>]>) {
 }
 
 impl Drop for Session {
-    /// Deactivates the instances in the background when a tokio runtime is
-    /// at hand; without one they are freed without their deactivate hook.
+    /// Cancels its background tasks, and deactivates the instances in the
+    /// background when a tokio runtime is at hand; without one they are
+    /// freed without their deactivate hook.
     fn drop(&mut self) {
+        // Its tasks end with it.
+        self.context.boards.cancel_all();
         let slots = std::mem::take(&mut self.slots);
         let slots = self.all_slots(slots);
         if slots.is_empty() {

@@ -19,6 +19,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 
 use super::approval::{self, Answer, Asker, Desk};
+use super::tasks::Bridge;
 use super::{map, roots};
 
 /// What every handler of one server shares.
@@ -37,6 +38,9 @@ pub struct Shared {
     pub call_timeout: std::time::Duration,
     /// The key of approval request states.
     pub seal: approval::Seal,
+    /// How long an MCP task is kept: the plugins' task deadline, then how
+    /// long a result is kept.
+    pub task_ttl: std::time::Duration,
 }
 
 /// Where a handler serves.
@@ -65,6 +69,8 @@ pub struct Handler {
     desk: Arc<Desk>,
     /// Whether the server can send the client requests (`elicitation/create`).
     back_channel: bool,
+    /// Plugin tasks as MCP tasks, where the connection outlives a request.
+    tasks: Option<Bridge>,
     _ticket: Option<Box<dyn Send + Sync>>,
 }
 
@@ -83,6 +89,7 @@ impl Handler {
             Channel::Session(ticket) => (None, true, Some(ticket)),
             Channel::Request => (None, false, None),
         };
+        let tasks = back_channel.then(|| Bridge::new(shared.task_ttl));
         Ok(Handler {
             shared,
             session,
@@ -90,6 +97,7 @@ impl Handler {
             roots,
             desk,
             back_channel,
+            tasks,
             _ticket: ticket,
         })
     }
@@ -153,6 +161,32 @@ impl Handler {
         Ok(finished(cancellable(context, call).await?).into())
     }
 
+    /// The MCP task for the plugin task a call of a tool owned by `owner`
+    /// started (its receipt names exactly one), if the call succeeded.
+    fn adopt(
+        &self,
+        owner: Option<&str>,
+        receipt: &lingxi_wasm_host::Receipt,
+        result: &CallToolResult,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<rmcp::model::CreateTaskResult> {
+        let (owner, bridge) = (owner?, self.tasks.as_ref()?);
+        let [id] = receipt.tasks.as_slice() else {
+            return None;
+        };
+        if result.is_error == Some(true) {
+            return None;
+        }
+        let handle = self.session.task(owner, id)?;
+        let said = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Some(bridge.adopt(handle, said, Some(context.peer.clone())))
+    }
+
     /// Waits for this session's instance unless tool `name` may run
     /// beside other calls.
     async fn turn(&self, name: &str) -> Option<tokio::sync::MutexGuard<'_, ()>> {
@@ -160,6 +194,18 @@ impl Handler {
             true => None,
             false => Some(self.queue.lock().await),
         }
+    }
+}
+
+impl Handler {
+    /// The connection's tasks, or why it has none.
+    fn bridge(&self) -> Result<&Bridge, ErrorData> {
+        self.tasks.as_ref().ok_or_else(|| {
+            ErrorData::invalid_params(
+                "tasks live in a connection: use stdio or an HTTP session (not --stateless, not a 2026-07-28 request over HTTP)",
+                None,
+            )
+        })
     }
 }
 
@@ -231,7 +277,12 @@ impl ServerHandler for Handler {
             .flatten()
             .any(|meta| meta.get(map::EFFECTS_META).is_some_and(|v| *v != false));
         let logged = tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG);
-        let slot = (asked || logged).then(ReceiptSlot::new);
+        // A call that starts a task, for a client that takes tasks: its
+        // receipt names the task it started.
+        let task_owner = self.shared.offer.task_owner(name).map(str::to_owned);
+        let as_task =
+            task_owner.filter(|_| self.tasks.is_some() && Bridge::client_takes_tasks(&context));
+        let slot = (asked || logged || as_task.is_some()).then(ReceiptSlot::new);
         let options = match &slot {
             Some(slot) => CallOptions::default().with_receipt(slot),
             None => CallOptions::default(),
@@ -240,6 +291,9 @@ impl ServerHandler for Handler {
         if let (Some(receipt), CallToolResponse::Complete(result)) =
             (slot.as_ref().and_then(ReceiptSlot::take), &mut response)
         {
+            if let Some(task) = self.adopt(as_task.as_deref(), &receipt, result, &context) {
+                return Ok(CallToolResponse::Task(task));
+            }
             if logged {
                 let json = serde_json::to_string(&receipt).unwrap_or_default();
                 let json = lingxi_wasm_host::printable(&json);
@@ -250,6 +304,34 @@ impl ServerHandler for Handler {
             }
         }
         Ok(response)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.bridge()?.get(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.bridge()?.cancel(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.bridge()?.get(&request.task_id)?;
+        Err(ErrorData::invalid_params(
+            "this server's tasks never ask for input: there is nothing to update",
+            None,
+        ))
     }
 
     async fn list_prompts(

@@ -37,6 +37,9 @@ pub struct Offer {
     pub approval: Vec<(String, String)>,
     /// Tools whose calls may overlap (`x-lingxi-concurrency-safe`).
     pub concurrency_safe: Vec<String>,
+    /// Tools whose call starts a background task (`x-lingxi-starts-task`),
+    /// with the plugin that owns it.
+    pub starts_task: Vec<(String, String)>,
     /// The commands, as prompts.
     pub prompts: Vec<Prompt>,
 }
@@ -47,6 +50,7 @@ pub fn offer(catalog: &Catalog) -> Offer {
         tools: Vec::new(),
         approval: Vec::new(),
         concurrency_safe: Vec::new(),
+        starts_task: Vec::new(),
         prompts: catalog.commands.iter().map(prompt).collect(),
     };
     for tool in &catalog.tools {
@@ -63,6 +67,12 @@ pub fn offer(catalog: &Catalog) -> Offer {
         if tool.annotations.concurrency_safe {
             offer.concurrency_safe.push(tool.descriptor.name.clone());
         }
+        if tool.annotations.starts_task {
+            let owner = tool.owner.clone();
+            offer
+                .starts_task
+                .push((tool.descriptor.name.clone(), owner));
+        }
         offer.tools.push(self::tool(tool));
     }
     offer
@@ -74,6 +84,12 @@ impl Offer {
     pub fn needs_asking(&self, name: &str) -> Option<&str> {
         let found = self.approval.iter().find(|(n, _)| n == name);
         found.map(|(_, why)| why.as_str())
+    }
+
+    /// The plugin that owns tool `name`, if a call of it starts a task.
+    pub fn task_owner(&self, name: &str) -> Option<&str> {
+        let found = self.starts_task.iter().find(|(n, _)| n == name);
+        found.map(|(_, owner)| owner.as_str())
     }
 
     /// The tools served to a client that can (`asks`) or cannot be asked

@@ -15,6 +15,7 @@ mod handler;
 mod http;
 mod map;
 mod roots;
+mod tasks;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -183,12 +184,14 @@ async fn shared(
         }
     };
     let offer = map::offer(&set.catalog());
-    let info = ServerConfig::new(
-        ServerCapabilities::builder()
-            .enable_tools()
-            .enable_prompts()
-            .build(),
-    )
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_prompts();
+    let capabilities = match offer.starts_task.is_empty() {
+        true => capabilities.build(),
+        false => capabilities.enable_tasks().build(),
+    };
+    let info = ServerConfig::new(capabilities)
     .with_instructions(format!(
         "Tools of {} ({}), run in a WebAssembly sandbox by lingxi-wasm-run: it reaches only what its user granted.",
         implementation.title.clone().unwrap_or_default(),
@@ -201,6 +204,7 @@ async fn shared(
         info,
         snapshot: fallback.as_deref().and_then(crate::workspace::wit_snapshot),
         call_timeout: limits.call_timeout,
+        task_ttl: limits.task_timeout.saturating_add(limits.task_keep),
         seal,
     })
 }

@@ -34,6 +34,7 @@ from .context import (
     command,
     json_arguments,
     on,
+    task,
     tool,
 )
 from .info import InfoHub, InfoUnavailable, iso8601
@@ -49,6 +50,7 @@ from .model import (
 from .runtime import SDK_VERSION, SUPPORTED_IPC_VERSIONS, export
 from .schema import DEFAULT_INPUT_SCHEMA, InputSchema, Property
 from .storage import MAX_KEY_BYTES, Storage, StorageError
+from .tasks import Task, TaskContext, TaskState, Tasks, describe
 
 __version__ = SDK_VERSION
 
@@ -75,12 +77,18 @@ __all__ = [
     "SUPPORTED_IPC_VERSIONS",
     "Storage",
     "StorageError",
+    "Task",
+    "TaskContext",
+    "TaskState",
+    "Tasks",
     "Tool",
     "ToolContext",
     "command",
+    "describe",
     "export",
     "iso8601",
     "json_arguments",
     "on",
+    "task",
     "tool",
 ]

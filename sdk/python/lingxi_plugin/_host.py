@@ -10,9 +10,13 @@ raise ``NotImplementedError``.
 from componentize_py_types import Err
 from wit_world.imports import host_info as _host_info
 from wit_world.imports import logging as _wit_logging
+from wit_world.imports import tasks as _wit_tasks
 from wit_world.imports import types as wit
 
-__all__ = ["Err", "wit", "log", "host_info"]
+__all__ = ["Err", "wit", "log", "host_info", "tasks"]
+
+#: The generated ``tasks`` module (start, status, cancel, report-progress).
+tasks = _wit_tasks
 
 #: The generated ``host-info`` module (snapshot getters and ``data-dir``).
 host_info = _host_info
@@ -32,3 +36,23 @@ def log(level: str, message: str) -> None:
 def data_dir():
     """The guest path of the plugin's data directory, or ``None``."""
     return _host_info.data_dir()
+
+
+def start_task(kind: str, input: str) -> str:
+    """Starts a task; raises ``Err`` with the host's refusal."""
+    return _wit_tasks.start(kind, input)
+
+
+def task_status(id: str):
+    """The host's (WIT) state of task ``id``, or ``None``."""
+    return _wit_tasks.status(id)
+
+
+def cancel_task(id: str) -> bool:
+    """Cancels task ``id``: whether it was running."""
+    return _wit_tasks.cancel(id)
+
+
+def report_progress(fraction, message: str) -> None:
+    """Reports the running task's progress."""
+    _wit_tasks.report_progress(_wit_tasks.Progress(fraction=fraction, message=message))

@@ -11,10 +11,11 @@ from .info import InfoHub
 from .model import CommandResult, HookEvent, HookPayload, Manifest, PluginError
 from .schema import DEFAULT_INPUT_SCHEMA, InputSchema, keywords, to_json
 from .storage import Storage
+from .tasks import Task, TaskHandler, Tasks
 
 __all__ = [
     "Logger", "ToolContext", "CommandContext", "PluginContext", "Tool", "Command",
-    "Plugin", "tool", "command", "on", "json_arguments",
+    "Plugin", "tool", "command", "on", "task", "json_arguments",
 ]
 
 _MAX_TIMEOUT_MS = 86_400_000
@@ -53,6 +54,8 @@ class ToolContext:
     logger: Logger = field(default_factory=Logger)
     #: The plugin's persistent storage.
     storage: Storage = field(default_factory=Storage)
+    #: The plugin's background tasks.
+    tasks: Tasks = field(default_factory=Tasks)
 
 
 @dataclass
@@ -67,6 +70,8 @@ class CommandContext:
     logger: Logger = field(default_factory=Logger)
     #: The plugin's persistent storage.
     storage: Storage = field(default_factory=Storage)
+    #: The plugin's background tasks.
+    tasks: Tasks = field(default_factory=Tasks)
 
 
 #: ``handler(arguments, ctx) -> str | JSON-serialisable value``.
@@ -155,6 +160,7 @@ class PluginContext:
         self.tools: List[Tool] = []
         self.commands: List[Command] = []
         self.hooks: List[Tuple[HookEvent, HookHandler]] = []
+        self.tasks: List[Task] = []
         #: The plugin's logger.
         self.logger = Logger()
         #: Read-only view of the host's runtime snapshot.
@@ -208,6 +214,18 @@ class PluginContext:
                 self.commands[i] = new
                 return
         self.commands.append(new)
+
+    def register_task(self, name: str, description: str, handler: TaskHandler) -> None:
+        """Registers a kind of background task, started from calls with
+        ``ctx.tasks.start(name, input)``. A second kind with the same name
+        replaces the first (and logs a warning)."""
+        new = Task(str(name), str(description), handler)
+        for i, old in enumerate(self.tasks):
+            if old.name == new.name:
+                self.logger.warn(f"task kind '{new.name}' registered twice; the later one wins")
+                self.tasks[i] = new
+                return
+        self.tasks.append(new)
 
     def on(self, event: HookEvent, handler: HookHandler) -> None:
         """Subscribes ``handler(payload)`` to ``event``. Handlers of one event
@@ -273,6 +291,15 @@ def command(
     ))
 
 
+def task(name: str, description: str = "") -> Callable:
+    """Declares a method ``def f(self, input: str, ctx: TaskContext)`` as the
+    background task kind ``name``: started from a call with
+    ``ctx.tasks.start(name, input)``, it runs on an instance of its own.
+    Return a ``str`` (its result) or any JSON-serialisable value; raise
+    :class:`PluginError` to fail with a text."""
+    return _mark("task", dict(name=name, description=description))
+
+
 def on(event: HookEvent) -> Callable:
     """Declares a method ``def f(self, payload: HookPayload)`` as a handler of
     ``event``; stack it for several events."""
@@ -299,6 +326,8 @@ def register_declared(plugin: "Plugin", ctx: PluginContext) -> None:
                 ctx.register_tool(handler=bound, **options)
             elif kind == "command":
                 ctx.register_command(handler=bound, **options)
+            elif kind == "task":
+                ctx.register_task(handler=bound, **options)
             else:
                 ctx.on(options["event"], bound)
 

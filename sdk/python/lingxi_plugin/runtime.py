@@ -7,6 +7,7 @@ makes the class componentize-py calls (``app.Plugin``), which forwards every
 exported function to one ``Runtime`` per instance.
 """
 
+import sys
 import traceback
 from typing import Any, List, Optional, Type
 
@@ -20,6 +21,7 @@ from .model import (
     CommandResult, HookEvent, HookPayload, PluginError, describe_exception, sorted_unique,
 )
 from .schema import to_json
+from .tasks import TaskContext, Tasks
 
 __all__ = ["SDK_VERSION", "SUPPORTED_IPC_VERSIONS", "Runtime", "export"]
 
@@ -149,7 +151,9 @@ class Runtime:
         found = next((t for t in registry.tools if t.name == call.tool_name), None)
         if found is None:
             raise _Failure(f"Tool '{call.tool_name}' not found in plugin")
-        ctx = ToolContext(session_id=call.session_id, tool_call_id=call.tool_call_id)
+        ctx = ToolContext(
+            session_id=call.session_id, tool_call_id=call.tool_call_id, tasks=self._tasks(registry)
+        )
         result = _run(self.logger, f"tool '{found.name}'", found.handler, call.arguments, ctx)
         if isinstance(result, str):
             return result
@@ -161,7 +165,7 @@ class Runtime:
         found = resolve_command(registry.commands, call.command_name)
         if found is None:
             raise _Failure(f"Command '{call.command_name}' not found in plugin")
-        ctx = CommandContext(session_id=call.session_id, info=InfoHub())
+        ctx = CommandContext(session_id=call.session_id, info=InfoHub(), tasks=self._tasks(registry))
         result = _run(
             self.logger, f"command '{found.name}'", found.handler, list(call.arguments), ctx
         )
@@ -199,6 +203,32 @@ class Runtime:
                 if not isinstance(e, PluginError):
                     log_traceback(self.logger)
 
+    @staticmethod
+    def _tasks(registry: PluginContext) -> Tasks:
+        return Tasks(t.name for t in registry.tasks)
+
+    def task_kinds(self) -> list:
+        """``task-runner.kinds``: the registered task kinds (name,
+        description), activating first; none if activation fails."""
+        try:
+            registry = self._activate()
+        except _Failure:
+            return []
+        return [(t.name, t.description) for t in registry.tasks]
+
+    def run_task(self, kind: str, input: str, id: str) -> str:
+        """``task-runner.run``: runs task ``id`` of ``kind`` on this (the
+        task's own) instance: its result text."""
+        registry = self._activate()
+        found = next((t for t in registry.tasks if t.name == kind), None)
+        if found is None:
+            raise _Failure(f"Task kind '{kind}' not registered by plugin")
+        ctx = TaskContext(id=id, logger=self.logger)
+        result = _run(self.logger, f"task '{found.name}'", found.handler, input, ctx)
+        if isinstance(result, str):
+            return result
+        return _run(self.logger, f"task '{found.name}' result", to_json, result)
+
     def deactivate(self) -> None:
         """End of session: deactivates the plugin if it is active."""
         if self.active is not None:
@@ -226,7 +256,9 @@ def export(plugin_class: Type[Plugin]):
     per component instance."""
     if not (isinstance(plugin_class, type) and issubclass(plugin_class, Plugin)):
         raise TypeError("export() takes a subclass of lingxi_plugin.Plugin")
-    from wit_world.exports import Plugin as Exports  # the generated protocol
+    from wit_world.exports import Plugin as Exports  # the generated protocols
+    from wit_world.exports import TaskRunner as TaskExports
+    from wit_world.exports import task_runner
 
     state: dict = {}
 
@@ -256,7 +288,21 @@ def export(plugin_class: Type[Plugin]):
         def deactivate(self):
             runtime().deactivate()
 
+    class TaskRunner(TaskExports):
+        """The component's task runner, forwarded to the plugin's runtime."""
+
+        def kinds(self):
+            return [task_runner.TaskKind(name=n, description=d) for n, d in runtime().task_kinds()]
+
+        def run(self, kind, input, id):
+            return _boundary(lambda: runtime().run_task(kind, input, id))
+
     Export.__name__ = Export.__qualname__ = "Plugin"
     Export.__doc__ = f"LingXi exports of {plugin_class.__name__}."
     Export.runtime = staticmethod(runtime)
+    Export.TaskRunner = TaskRunner
+    # componentize-py takes each exported interface's class from the app
+    # module: `Plugin = export(MyPlugin)` there defines `TaskRunner` too.
+    caller = sys._getframe(1).f_globals
+    caller.setdefault("TaskRunner", TaskRunner)
     return Export

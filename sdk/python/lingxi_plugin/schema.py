@@ -51,6 +51,8 @@ class keywords:
     REQUIRES_APPROVAL = "x-lingxi-requires-approval"
     #: At the top level: calls may overlap on several instances.
     CONCURRENCY_SAFE = "x-lingxi-concurrency-safe"
+    #: At the top level: a call starts a background task and answers its handle.
+    STARTS_TASK = "x-lingxi-starts-task"
 
 
 def to_json(value: Any) -> str:
@@ -99,6 +101,12 @@ class InputSchema:
     def concurrency_safe(self) -> "InputSchema":
         """Says calls may run at the same time on several instances."""
         self.schema[keywords.CONCURRENCY_SAFE] = True
+        return self
+
+    def starts_task(self) -> "InputSchema":
+        """Says a call starts one background task and answers its handle (an
+        MCP client that has tasks then gets the task itself)."""
+        self.schema[keywords.STARTS_TASK] = True
         return self
 
     def with_(self, keyword: str, value: Any) -> "InputSchema":

@@ -41,11 +41,11 @@ if "wit_world" not in sys.modules:
     sys.path[:0] = [_generate_bindings(), SDK]
 
 from componentize_py_types import Err  # noqa: E402
-from wit_world.imports import host_info, logging as wit_logging, types as wit  # noqa: E402
+from wit_world.imports import host_info, logging as wit_logging, tasks as wit_tasks, types as wit  # noqa: E402
 
 import lingxi_plugin  # noqa: E402
 
-__all__ = ["Err", "wit", "FakeHost", "lingxi_plugin", "timestamp", "workspace"]
+__all__ = ["Err", "wit", "wit_tasks", "FakeHost", "lingxi_plugin", "timestamp", "workspace"]
 
 
 def timestamp(seconds: int, nanoseconds: int = 0):
@@ -72,7 +72,28 @@ class FakeHost:
         self.snapshot = None
         #: The data directory, or None for no storage.
         self.data_dir = None
+        #: Tasks "started": id → (kind, input); their WIT states by id.
+        self.started = {}
+        self.states = {}
+        #: Set to a text to make the host refuse the next starts.
+        self.refuse = None
+        #: Progress reports, as (fraction, message).
+        self.progress = []
         self._saved = {}
+
+    def _start(self, kind, input):
+        if self.refuse is not None:
+            raise Err(self.refuse)
+        id = f"t-{len(self.started)}"
+        self.started[id] = (kind, input)
+        self.states[id] = wit_tasks.TaskState_Running(None)
+        return id
+
+    def _cancel(self, id):
+        if isinstance(self.states.get(id), wit_tasks.TaskState_Running):
+            self.states[id] = wit_tasks.TaskState_Cancelled()
+            return True
+        return False
 
     def _section(self, field, attribute):
         def get():
@@ -94,6 +115,10 @@ class FakeHost:
             (host_info, "context_state"): self._section("contextState", "context_state"),
             (host_info, "performance"): self._section("performance", "performance"),
             (host_info, "data_dir"): lambda: self.data_dir,
+            (wit_tasks, "start"): self._start,
+            (wit_tasks, "status"): lambda id: self.states.get(id),
+            (wit_tasks, "cancel"): self._cancel,
+            (wit_tasks, "report_progress"): lambda p: self.progress.append((p.fraction, p.message)),
         }
         for (module, name), fake in fakes.items():
             self._saved[(module, name)] = getattr(module, name)

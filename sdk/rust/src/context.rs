@@ -4,6 +4,7 @@
 use crate::info::InfoHub;
 use crate::storage::Storage;
 use crate::sys::{self as logging, Level};
+use crate::tasks::{Task, Tasks};
 use crate::types::{CommandResult, HookEvent, HookPayload, PluginResult};
 
 /// Writes log lines to the host's stderr, prefixed with the plugin id
@@ -86,6 +87,8 @@ pub struct ToolContext {
     pub logger: Logger,
     /// The plugin's persistent storage.
     pub storage: Storage,
+    /// The plugin's background tasks.
+    pub tasks: Tasks,
 }
 
 /// Context of one slash command (Swift: `CommandExecutionContext`).
@@ -99,6 +102,8 @@ pub struct CommandContext {
     pub logger: Logger,
     /// The plugin's persistent storage.
     pub storage: Storage,
+    /// The plugin's background tasks.
+    pub tasks: Tasks,
 }
 
 pub(crate) type HookHandler = Box<dyn Fn(&HookPayload) -> PluginResult<()>>;
@@ -108,6 +113,7 @@ pub struct PluginContext {
     pub(crate) tools: Vec<Box<dyn Tool>>,
     pub(crate) commands: Vec<Box<dyn Command>>,
     pub(crate) hooks: Vec<(HookEvent, HookHandler)>,
+    pub(crate) tasks: Vec<Box<dyn Task>>,
     /// The plugin's logger.
     pub logger: Logger,
     /// Read-only view of the host's runtime snapshot.
@@ -122,6 +128,7 @@ impl PluginContext {
             tools: Vec::new(),
             commands: Vec::new(),
             hooks: Vec::new(),
+            tasks: Vec::new(),
             logger: Logger::new(),
             info: InfoHub::new(),
             storage: Storage::new(),
@@ -130,37 +137,44 @@ impl PluginContext {
 
     /// Registers a tool. A second tool with the same name replaces the first.
     pub fn register_tool(&mut self, tool: impl Tool) {
-        let tool: Box<dyn Tool> = Box::new(tool);
-        match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
-            Some(slot) => {
-                self.logger.warn(format!(
-                    "tool '{}' registered twice; the later one wins",
-                    tool.name()
-                ));
-                *slot = tool;
-            }
-            None => self.tools.push(tool),
-        }
+        let name = tool.name().to_owned();
+        replace_or_push(
+            &mut self.tools,
+            Box::new(tool),
+            &name,
+            "tool",
+            |t| t.name(),
+            self.logger,
+        );
     }
 
     /// Registers a slash command. A second command with the same name replaces
     /// the first.
     pub fn register_command(&mut self, command: impl Command) {
-        let command: Box<dyn Command> = Box::new(command);
-        match self
-            .commands
-            .iter_mut()
-            .find(|c| c.name() == command.name())
-        {
-            Some(slot) => {
-                self.logger.warn(format!(
-                    "command '{}' registered twice; the later one wins",
-                    command.name()
-                ));
-                *slot = command;
-            }
-            None => self.commands.push(command),
-        }
+        let name = command.name().to_owned();
+        let (list, logger) = (&mut self.commands, self.logger);
+        replace_or_push(
+            list,
+            Box::new(command),
+            &name,
+            "command",
+            |c| c.name(),
+            logger,
+        );
+    }
+
+    /// Registers a kind of background task, started from calls with
+    /// [`Tasks::start`]. A second kind with the same name replaces the first.
+    pub fn register_task(&mut self, task: impl Task) {
+        let name = task.name().to_owned();
+        replace_or_push(
+            &mut self.tasks,
+            Box::new(task),
+            &name,
+            "task kind",
+            |t| t.name(),
+            self.logger,
+        );
     }
 
     /// Subscribes a handler to an event. Handlers of one event run in the
@@ -172,5 +186,26 @@ impl PluginContext {
         handler: impl Fn(&HookPayload) -> PluginResult<()> + 'static,
     ) {
         self.hooks.push((event, Box::new(handler)));
+    }
+}
+
+/// Puts `item` (named `name`) in `list`, in place of one of the same name
+/// (saying so: the later one wins), else at the end.
+fn replace_or_push<T: ?Sized>(
+    list: &mut Vec<Box<T>>,
+    item: Box<T>,
+    name: &str,
+    what: &str,
+    name_of: impl Fn(&T) -> &str,
+    logger: Logger,
+) {
+    match list.iter_mut().find(|old| name_of(old) == name) {
+        Some(slot) => {
+            logger.warn(format!(
+                "{what} '{name}' registered twice; the later one wins"
+            ));
+            *slot = item;
+        }
+        None => list.push(item),
     }
 }

@@ -52,6 +52,7 @@ mod runtime;
 pub mod schema;
 mod storage;
 mod sys;
+pub mod tasks;
 mod types;
 
 pub use context::{
@@ -64,6 +65,7 @@ pub use info::{
 pub use runtime::SUPPORTED_IPC_VERSIONS;
 pub use schema::{InputSchema, Property};
 pub use storage::{MAX_KEY_BYTES, Storage, StorageError};
+pub use tasks::{Task, TaskContext, TaskProgress, TaskState, Tasks};
 pub use types::{
     Capability, CommandResult, HookEvent, HookPayload, Manifest, PluginError, PluginResult,
     Presentation,
@@ -91,7 +93,7 @@ pub trait Plugin: 'static {
 macro_rules! export_plugin {
     ($plugin:ident) => {
         const _: () = {
-            use $crate::__private::{Guest, types as wit, with_runtime};
+            use $crate::__private::{Guest, TaskKind, TaskRunnerGuest, types as wit, with_runtime};
 
             struct __LingxiPluginExport;
 
@@ -124,6 +126,20 @@ macro_rules! export_plugin {
                 }
             }
 
+            impl TaskRunnerGuest for __LingxiPluginExport {
+                fn kinds() -> ::std::vec::Vec<TaskKind> {
+                    // A plugin that fails to activate runs no tasks.
+                    with_runtime::<$plugin, _>(|rt| rt.task_kinds().unwrap_or_default())
+                }
+                fn run(
+                    kind: ::std::string::String,
+                    input: ::std::string::String,
+                    id: ::std::string::String,
+                ) -> ::core::result::Result<::std::string::String, ::std::string::String> {
+                    with_runtime::<$plugin, _>(|rt| rt.run_task(kind, input, id))
+                }
+            }
+
             // Component exports exist only in a component; a native build
             // (feature `native`) serves the protocol itself.
             #[cfg(target_arch = "wasm32")]
@@ -141,6 +157,9 @@ pub mod __private {
     }
     pub use crate::bindings::export;
     pub use crate::bindings::exports::lingxi::plugin::plugin::Guest;
+    pub use crate::bindings::exports::lingxi::plugin::task_runner::{
+        Guest as TaskRunnerGuest, TaskKind,
+    };
     pub use crate::bindings::lingxi::plugin::types;
     pub use crate::runtime::with_runtime;
     pub use wit_bindgen;

@@ -7,13 +7,18 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::context::{CommandContext, HookHandler, Logger, PluginContext, ToolContext};
 use crate::info::InfoHub;
 use crate::storage::Storage;
+use crate::tasks::{Task, TaskContext, Tasks};
 use crate::types::{CommandResult, HookEvent, HookPayload, Manifest};
 use crate::{Command, Plugin, Tool};
+
+/// A task kind as the host lists it.
+pub use crate::bindings::exports::lingxi::plugin::task_runner::TaskKind;
 
 /// IPC versions this SDK speaks.
 pub const SUPPORTED_IPC_VERSIONS: [u32; 1] = [1];
@@ -23,6 +28,9 @@ struct Registry {
     tools: Vec<Box<dyn Tool>>,
     commands: Vec<Box<dyn Command>>,
     hooks: Vec<(HookEvent, HookHandler)>,
+    tasks: Vec<Box<dyn Task>>,
+    /// The names of `tasks`, handed to every call's context.
+    task_names: Rc<[String]>,
 }
 
 /// One plugin instance and its activation state.
@@ -52,10 +60,13 @@ impl Runtime {
             self.plugin
                 .activate(&mut ctx)
                 .map_err(|e| e.message().to_owned())?;
+            let task_names = ctx.tasks.iter().map(|t| t.name().to_owned()).collect();
             self.active = Some(Registry {
                 tools: ctx.tools,
                 commands: ctx.commands,
                 hooks: ctx.hooks,
+                tasks: ctx.tasks,
+                task_names,
             });
         }
         // Just set above if it was empty.
@@ -127,6 +138,7 @@ impl Runtime {
             tool_call_id: call.tool_call_id,
             logger: Logger::new(),
             storage: Storage::new(),
+            tasks: Tasks::new(registry.task_names.clone()),
         };
         tool.execute(&call.arguments, &ctx)
             .map_err(|e| e.message().to_owned())
@@ -145,6 +157,7 @@ impl Runtime {
             info: InfoHub::new(),
             logger: Logger::new(),
             storage: Storage::new(),
+            tasks: Tasks::new(registry.task_names.clone()),
         };
         let result = command
             .execute(&call.arguments, &ctx)
@@ -189,6 +202,37 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+
+    /// The task kinds the plugin registered (`task-runner.kinds`).
+    pub fn task_kinds(&mut self) -> Result<Vec<TaskKind>, String> {
+        let registry = self.activate()?;
+        Ok(registry
+            .tasks
+            .iter()
+            .map(|t| TaskKind {
+                name: t.name().to_owned(),
+                description: t.description().to_owned(),
+            })
+            .collect())
+    }
+
+    /// `task-runner.run`: runs task `id` of `kind` on this (the task's own)
+    /// instance.
+    pub fn run_task(&mut self, kind: String, input: String, id: String) -> Result<String, String> {
+        let registry = self.activate()?;
+        let task = registry
+            .tasks
+            .iter()
+            .find(|t| t.name() == kind)
+            .ok_or_else(|| format!("Task kind '{kind}' not registered by plugin"))?;
+        let ctx = TaskContext {
+            id,
+            logger: Logger::new(),
+            storage: Storage::new(),
+            info: InfoHub::new(),
+        };
+        task.run(&input, &ctx).map_err(|e| e.message().to_owned())
     }
 
     /// End of session: deactivate if active.

@@ -41,6 +41,9 @@ pub mod keywords {
     pub const REQUIRES_APPROVAL: &str = "x-lingxi-requires-approval";
     /// At the top level: calls may overlap on several instances.
     pub const CONCURRENCY_SAFE: &str = "x-lingxi-concurrency-safe";
+    /// At the top level: a call starts a background task and answers its
+    /// handle.
+    pub const STARTS_TASK: &str = "x-lingxi-starts-task";
 }
 
 /// A tool's `inputSchema`: an object with properties. Its `Display` is the
@@ -106,6 +109,14 @@ impl InputSchema {
     pub fn concurrency_safe(mut self) -> Self {
         self.schema
             .insert(keywords::CONCURRENCY_SAFE.into(), json!(true));
+        self
+    }
+
+    /// Says a call starts one background task and answers its handle (an
+    /// MCP client that has tasks then gets the task itself).
+    pub fn starts_task(mut self) -> Self {
+        self.schema
+            .insert(keywords::STARTS_TASK.into(), json!(true));
         self
     }
 

@@ -10,6 +10,9 @@ mod imp {
         context_state, data_dir, latest_snapshot, pe_core, performance, workspace,
     };
     pub use crate::bindings::lingxi::plugin::logging::log;
+    pub use crate::bindings::lingxi::plugin::tasks::{
+        cancel as cancel_task, report_progress, start as start_task, status as task_status,
+    };
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -72,8 +75,26 @@ mod imp {
     pub fn performance() -> Result<wit::PerformanceInfo, wit::InfoUnavailable> {
         section("performance", |s| s.performance.as_ref())
     }
+
+    use crate::bindings::lingxi::plugin::tasks::{Progress, TaskState};
+
+    /// Background tasks need instances of their own, which only the
+    /// sandbox host makes: a native build says so instead of pretending.
+    pub fn start_task(_kind: &str, _input: &str) -> Result<String, String> {
+        Err("background tasks run only in the WebAssembly sandbox (lingxi-wasm-run); this native build runs none".to_owned())
+    }
+    pub fn task_status(_id: &str) -> Option<TaskState> {
+        None
+    }
+    pub fn cancel_task(_id: &str) -> bool {
+        false
+    }
+    pub fn report_progress(_progress: &Progress) {}
 }
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub use imp::set_snapshot;
-pub use imp::{context_state, data_dir, latest_snapshot, log, pe_core, performance, workspace};
+pub use imp::{
+    cancel_task, context_state, data_dir, latest_snapshot, log, pe_core, performance,
+    report_progress, start_task, task_status, workspace,
+};

@@ -186,6 +186,8 @@ pub fn learn(
         max_memory: ceiling.max_memory,
         storage_quota: ceiling.storage_quota,
         no_validate: ceiling.no_validate,
+        task_timeout: ceiling.task_timeout,
+        max_tasks: ceiling.max_tasks,
     };
     let sections = text::Sections {
         grant: &caps,

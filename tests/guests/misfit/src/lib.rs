@@ -136,3 +136,14 @@ impl Guest for Misfit {
 }
 
 export!(Misfit);
+
+/// Runs no background tasks: registers no kinds, and refuses to run one.
+impl exports::lingxi::plugin::task_runner::Guest for Misfit {
+    fn kinds() -> Vec<exports::lingxi::plugin::task_runner::TaskKind> {
+        Vec::new()
+    }
+
+    fn run(kind: String, _input: String, _id: String) -> Result<String, String> {
+        Err(format!("no task kind {kind}"))
+    }
+}

@@ -11,6 +11,7 @@ use lingxi_plugin_sdk::*;
 
 mod attacks;
 mod contracts;
+mod tasks;
 
 /// The testbed plugin.
 #[derive(Default)]
@@ -74,6 +75,7 @@ impl Plugin for Testbed {
             ctx.register_tool(FnTool(name, tool));
         }
         contracts::register(ctx);
+        tasks::register(ctx);
         ctx.register_command(InfoCommand);
         ctx.on(HookEvent::AgentTurnEnd, move |p| {
             log.info(format!("turn ended: {}", p.subject_id));

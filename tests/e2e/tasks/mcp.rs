@@ -1,0 +1,204 @@
+//! Plugin tasks as MCP tasks (the tasks extension, SEP-2663), driven by
+//! rmcp's own client over stdio: a client that declares the extension gets
+//! a task for `index.start` and polls it to its result, sees its progress
+//! as the status message, and cancels one (the plugin task stops); a
+//! client without the extension gets today's answer, the handle as text.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ClientConfig, GetTaskParams, Implementation, TaskPayload, TaskStatus,
+    TaskStatusNotificationParams,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::json;
+
+use crate::support::{guest, tokio};
+
+type Client = RunningService<RoleClient, Watcher>;
+
+/// rmcp's client, keeping the task status notifications it hears.
+#[derive(Clone)]
+struct Watcher {
+    config: ClientConfig,
+    heard: Arc<Mutex<Vec<(String, TaskStatus)>>>,
+}
+
+impl ClientHandler for Watcher {
+    fn get_info(&self) -> ClientConfig {
+        self.config.clone()
+    }
+
+    async fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let heard = (params.task.task.task_id.clone(), params.task.status());
+        self.heard.lock().unwrap().push(heard);
+    }
+}
+
+/// `mcp` on the Rust indexer over `workspace`, and an rmcp client of it
+/// that declares the tasks extension (`tasks`) or not.
+async fn connect(workspace: &std::path::Path, tasks: bool) -> (Client, tokio::process::Child) {
+    let mut command = tokio::process::Command::from(crate::support::launcher());
+    command
+        .arg("mcp")
+        .arg(guest("indexer"))
+        .args(["--workspace", workspace.to_str().unwrap(), "--no-storage"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("the launcher starts");
+    let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let capabilities = match tasks {
+        true => ClientCapabilities::builder().enable_tasks().build(),
+        false => ClientCapabilities::default(),
+    };
+    let config = ClientConfig::new(capabilities, Implementation::new("e2e", "0"));
+    let watcher = Watcher {
+        config,
+        heard: Arc::default(),
+    };
+    let client = watcher.serve((stdout, stdin)).await.expect("initialized");
+    (client, child)
+}
+
+fn start(delay_ms: u64) -> CallToolRequestParams {
+    let arguments = json!({"delay_ms": delay_ms});
+    CallToolRequestParams::new("index.start").with_arguments(arguments.as_object().unwrap().clone())
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content[0].as_text().expect("text").text.clone()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "1\n2\n3\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "4\n5").unwrap();
+    dir
+}
+
+#[test]
+fn a_task_capable_client_gets_the_plugin_task_as_an_mcp_task() {
+    tokio().block_on(async {
+        let dir = workspace();
+        let (client, _child) = connect(dir.path(), true).await;
+        let info = client.peer_info().expect("the server's info");
+        assert!(
+            info.capabilities.supports_tasks(),
+            "{:?}",
+            info.capabilities
+        );
+
+        let created = match client.call_tool_once(start(1500)).await.unwrap() {
+            CallToolResponse::Task(created) => created,
+            other => panic!("expected a task, got {other:?}"),
+        };
+        let id = created.task.task_id.clone();
+        assert_eq!(created.task.status, TaskStatus::Working);
+        assert!(
+            created
+                .task
+                .status_message
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("task:t-")
+        );
+        let mut saw_progress = false;
+        let end = Instant::now() + Duration::from_secs(60);
+        let done = loop {
+            let now = client
+                .get_task(GetTaskParams::new(id.clone()))
+                .await
+                .unwrap();
+            if now.task.status().is_terminal() {
+                break now.task;
+            }
+            saw_progress |= now.task.task.status_message.as_deref() == Some("0%: waiting");
+            assert!(Instant::now() < end, "the task never ended");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert!(
+            saw_progress,
+            "the status message follows the plugin's progress"
+        );
+        let TaskPayload::Completed { result } = done.payload else {
+            panic!("completed: {done:?}");
+        };
+        let result: CallToolResult = serde_json::from_value(result.into()).unwrap();
+        assert_eq!(text(&result), "5 lines");
+        let heard = client.service().heard.lock().unwrap().clone();
+        assert_eq!(heard, [(id, TaskStatus::Completed)], "notifications/tasks");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn cancelling_the_mcp_task_cancels_the_plugin_task() {
+    tokio().block_on(async {
+        let dir = workspace();
+        let (client, _child) = connect(dir.path(), true).await;
+        let CallToolResponse::Task(created) = client.call_tool_once(start(60_000)).await.unwrap()
+        else {
+            panic!("a task");
+        };
+        let handle = created.task.status_message.clone().unwrap();
+        client
+            .cancel_task(CancelTaskParams::new(created.task.task_id.clone()))
+            .await
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = client
+                .get_task(GetTaskParams::new(created.task.task_id.clone()))
+                .await
+                .unwrap();
+            if now.task.status() == TaskStatus::Cancelled {
+                break;
+            }
+            assert!(Instant::now() < end, "{now:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The plugin's own status tool says the same.
+        let status = CallToolRequestParams::new("index.status")
+            .with_arguments(json!({"task": handle}).as_object().unwrap().clone());
+        let said = client.call_tool(status).await.unwrap();
+        assert_eq!(text(&said), "cancelled");
+        let unknown = client.get_task(GetTaskParams::new("no-such-task")).await;
+        assert!(unknown.is_err(), "{unknown:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_client_without_tasks_gets_the_handle_as_text() {
+    tokio().block_on(async {
+        let dir = workspace();
+        let (client, _child) = connect(dir.path(), false).await;
+        let said = client.call_tool(start(0)).await.unwrap();
+        let handle = text(&said);
+        assert!(handle.starts_with("task:t-"), "{handle}");
+        let status = CallToolRequestParams::new("index.status")
+            .with_arguments(json!({"task": handle}).as_object().unwrap().clone());
+        let end = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = text(&client.call_tool(status.clone()).await.unwrap());
+            if now != "running" {
+                assert_eq!(now, "done: 5 lines");
+                break;
+            }
+            assert!(Instant::now() < end);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        client.cancel().await.unwrap();
+    });
+}
