@@ -27,6 +27,10 @@ Options:
     --checkpoint F   after --checkpoint-after calls, create F.reached and wait
                      for F.go before going on (a test acts in between)
     --schemas DIR    the vendored Agent Plugins schemas (with --package)
+    --tasks          declare the tasks extension (SEP-2663, see tasks.py): a
+                     call answered with a task is polled to its end and
+                     reported under "task"; a step with "cancel": true
+                     cancels its task first
 
 The report: {"protocolVersion", "serverInfo", "tools", "prompts",
 "results": [{"ms", "isError", "text", "meta" (the result's _meta, if any)} |
@@ -52,6 +56,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 import agent_plugins
+import tasks
 
 
 def parse_args(argv):
@@ -74,6 +79,7 @@ def parse_args(argv):
     parser.add_argument("--elicit", choices=["accept", "decline", "cancel"])
     parser.add_argument("--checkpoint")
     parser.add_argument("--checkpoint-after", type=int, default=0)
+    parser.add_argument("--tasks", action="store_true")
     args = parser.parse_args(argv)
     args.command = command
     if [bool(args.package), bool(command), bool(args.url)].count(True) != 1:
@@ -88,7 +94,9 @@ def text_of(content):
 async def call_tool(session, entry, timeout, answer):
     """A tools/call, its 2026-07-28 `input_required` rounds driven to the end."""
     name, arguments, meta = entry["tool"], entry.get("arguments"), entry.get("meta")
-    result = await session.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta, allow_input_required=True)
+    result = await session.call_tool(
+        name, arguments, read_timeout_seconds=timeout, meta=meta, allow_input_required=True, allow_claimed=True,
+    )
     if not isinstance(result, types.InputRequiredResult):
         return result
 
@@ -112,6 +120,10 @@ async def step(session, entry, timeout, answer):
     try:
         if "tool" in entry:
             result = await call_tool(session, entry, timeout, answer)
+            if isinstance(result, tasks.CreatedTask):
+                out["task"] = await tasks.follow(session, result, entry.get("cancel", False), timeout)
+                out["ms"] = round((time.monotonic() - start) * 1000, 1)
+                return out
             out["isError"] = bool(result.is_error)
             out["text"] = text_of(result.content)
             if result.meta:
@@ -172,6 +184,7 @@ async def run(args, server, report):
             list_roots_callback=list_roots if roots else None,
             elicitation_callback=answer if args.elicit else None,
             client_info=types.Implementation(name="lingxi-wasm-tests", version="1"),
+            **(tasks.SESSION_OPTIONS if args.tasks else {}),
         )
         async with session:
             if args.modern:

@@ -19,7 +19,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 
 use super::approval::{self, Answer, Asker, Desk};
-use super::tasks::Bridge;
+use super::tasks::{Bridge, Place};
 use super::{map, roots};
 
 /// What every handler of one server shares.
@@ -41,6 +41,8 @@ pub struct Shared {
     /// How long an MCP task is kept: the plugins' task deadline, then how
     /// long a result is kept.
     pub task_ttl: std::time::Duration,
+    /// Where stateless requests' tasks live (made on first use).
+    pub request_tasks: std::sync::OnceLock<Option<Arc<Place>>>,
 }
 
 /// Where a handler serves.
@@ -55,8 +57,8 @@ pub enum Channel {
 
 /// The MCP side of one plugin-set session.
 pub struct Handler {
-    shared: Arc<Shared>,
-    session: Arc<Session>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) session: Arc<Session>,
     /// Held by a call while it runs, so that its deadline starts when it
     /// does (not while it waits for the call before it); concurrency-safe
     /// tools run on extra instances and do not queue.
@@ -68,9 +70,14 @@ pub struct Handler {
     /// Calls the user accepted.
     desk: Arc<Desk>,
     /// Whether the server can send the client requests (`elicitation/create`).
-    back_channel: bool,
-    /// Plugin tasks as MCP tasks, where the connection outlives a request.
-    tasks: Option<Bridge>,
+    pub(super) back_channel: bool,
+    /// Where plugin tasks become MCP tasks for a connection that outlives
+    /// its requests (stdio, an HTTP session): its own.
+    pub(super) tasks: Option<Arc<Place>>,
+    /// Whether it serves HTTP (a request without a session, or of
+    /// 2026-07-28, is served on its own: its tasks live in the server's
+    /// place).
+    pub(super) http: bool,
     _ticket: Option<Box<dyn Send + Sync>>,
 }
 
@@ -84,12 +91,18 @@ impl Handler {
             let approved = accepted.take(call);
             async move { approved }
         }));
+        let http = !matches!(channel, Channel::Stdio);
         let (roots, back_channel, ticket) = match channel {
             Channel::Stdio => (Some(roots::Roots::new(session.clone())), true, None),
             Channel::Session(ticket) => (None, true, Some(ticket)),
             Channel::Request => (None, false, None),
         };
-        let tasks = back_channel.then(|| Bridge::new(shared.task_ttl));
+        let tasks = (back_channel && !shared.offer.starts_task.is_empty()).then(|| {
+            Arc::new(Place {
+                session: session.clone(),
+                bridge: Bridge::new(shared.task_ttl),
+            })
+        });
         Ok(Handler {
             shared,
             session,
@@ -98,6 +111,7 @@ impl Handler {
             desk,
             back_channel,
             tasks,
+            http,
             _ticket: ticket,
         })
     }
@@ -116,6 +130,7 @@ impl Handler {
     /// Runs `name`: a tool that requires approval once its user accepted.
     async fn run(
         &self,
+        session: &Session,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         options: CallOptions,
@@ -126,14 +141,14 @@ impl Handler {
         self.roots_ready().await;
         let Some(why) = self.shared.offer.needs_asking(name) else {
             let _turn = self.turn(name).await;
-            let call = self.session.call_tool(name, &arguments, options);
+            let call = session.call_tool(name, &arguments, options);
             return Ok(finished(cancellable(context, call).await?).into());
         };
         let Some(asker) = approval::asker(context, self.back_channel) else {
             return Err(ErrorData::invalid_params(why.to_owned(), None));
         };
         // The contract first: the user is shown the files the call names.
-        let prepare = self.session.prepare_tool(name, &arguments, options.clone());
+        let prepare = session.prepare_tool(name, &arguments, options.clone());
         let prepared = match cancellable(context, prepare).await? {
             Ok(prepared) => prepared,
             Err(error) => return Ok(map::tool_failure(&error).into()),
@@ -157,34 +172,8 @@ impl Handler {
         }
         self.desk.accept(&prepared);
         let _turn = self.turn(name).await;
-        let call = self.session.call_prepared(&prepared, options);
+        let call = session.call_prepared(&prepared, options);
         Ok(finished(cancellable(context, call).await?).into())
-    }
-
-    /// The MCP task for the plugin task a call of a tool owned by `owner`
-    /// started (its receipt names exactly one), if the call succeeded.
-    fn adopt(
-        &self,
-        owner: Option<&str>,
-        receipt: &lingxi_wasm_host::Receipt,
-        result: &CallToolResult,
-        context: &RequestContext<RoleServer>,
-    ) -> Option<rmcp::model::CreateTaskResult> {
-        let (owner, bridge) = (owner?, self.tasks.as_ref()?);
-        let [id] = receipt.tasks.as_slice() else {
-            return None;
-        };
-        if result.is_error == Some(true) {
-            return None;
-        }
-        let handle = self.session.task(owner, id)?;
-        let said = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        Some(bridge.adopt(handle, said, Some(context.peer.clone())))
     }
 
     /// Waits for this session's instance unless tool `name` may run
@@ -194,18 +183,6 @@ impl Handler {
             true => None,
             false => Some(self.queue.lock().await),
         }
-    }
-}
-
-impl Handler {
-    /// The connection's tasks, or why it has none.
-    fn bridge(&self) -> Result<&Bridge, ErrorData> {
-        self.tasks.as_ref().ok_or_else(|| {
-            ErrorData::invalid_params(
-                "tasks live in a connection: use stdio or an HTTP session (not --stateless, not a 2026-07-28 request over HTTP)",
-                None,
-            )
-        })
     }
 }
 
@@ -280,18 +257,33 @@ impl ServerHandler for Handler {
         // A call that starts a task, for a client that takes tasks: its
         // receipt names the task it started.
         let task_owner = self.shared.offer.task_owner(name).map(str::to_owned);
-        let as_task =
-            task_owner.filter(|_| self.tasks.is_some() && Bridge::client_takes_tasks(&context));
+        // A request served on its own starts its task in the server's own
+        // session, which cannot ask a user for approval.
+        let place = task_owner
+            .as_ref()
+            .filter(|_| Bridge::client_takes_tasks(&context))
+            .and_then(|_| self.place(&context));
+        let shared_place = place
+            .as_ref()
+            .is_some_and(|p| !Arc::ptr_eq(&p.session, &self.session));
+        let place =
+            place.filter(|_| !shared_place || self.shared.offer.needs_asking(name).is_none());
+        let as_task = task_owner.filter(|_| place.is_some());
         let slot = (asked || logged || as_task.is_some()).then(ReceiptSlot::new);
         let options = match &slot {
             Some(slot) => CallOptions::default().with_receipt(slot),
             None => CallOptions::default(),
         };
-        let mut response = self.run(request, &context, options).await?;
+        let session = match &place {
+            Some(place) => place.session.clone(),
+            None => self.session.clone(),
+        };
+        let mut response = self.run(&session, request, &context, options).await?;
         if let (Some(receipt), CallToolResponse::Complete(result)) =
             (slot.as_ref().and_then(ReceiptSlot::take), &mut response)
         {
-            if let Some(task) = self.adopt(as_task.as_deref(), &receipt, result, &context) {
+            let place = place.as_deref();
+            if let Some(task) = self.adopt(as_task.as_deref(), place, &receipt, result, &context) {
                 return Ok(CallToolResponse::Task(task));
             }
             if logged {
@@ -309,25 +301,25 @@ impl ServerHandler for Handler {
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.bridge()?.get(&request.task_id)
+        self.place_of(&context)?.bridge.get(&request.task_id)
     }
 
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.bridge()?.cancel(&request.task_id)
+        self.place_of(&context)?.bridge.cancel(&request.task_id)
     }
 
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.bridge()?.get(&request.task_id)?;
+        self.place_of(&context)?.bridge.get(&request.task_id)?;
         Err(ErrorData::invalid_params(
             "this server's tasks never ask for input: there is nothing to update",
             None,

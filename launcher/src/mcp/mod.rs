@@ -205,6 +205,7 @@ async fn shared(
         snapshot: fallback.as_deref().and_then(crate::workspace::wit_snapshot),
         call_timeout: limits.call_timeout,
         task_ttl: limits.task_timeout.saturating_add(limits.task_keep),
+        request_tasks: std::sync::OnceLock::new(),
         seal,
     })
 }

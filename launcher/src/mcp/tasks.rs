@@ -8,12 +8,15 @@
 //! is answered with a `CreateTaskResult` instead: the MCP task follows the
 //! plugin task (its progress is the status message), its result is the
 //! task's result as a tool result, and cancelling it cancels the plugin
-//! task. Any other client, or a stateless request, gets today's answer: the
-//! handle as text, read with the plugin's own status tool.
+//! task. Stateless HTTP requests (and 2026-07-28 ones, stateless here) run
+//! such calls in one session of the server's, where the task outlives the
+//! request. Any other client gets today's answer: the handle as text, read
+//! with the plugin's own status tool.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use lingxi_wasm_host::{TaskHandle, TaskState};
+use lingxi_wasm_host::{Session, TaskHandle, TaskState};
 use rmcp::model::{
     CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, ErrorData, GetTaskResult,
     ServerNotification, Task, TaskPayload, TaskStatusNotification, TaskStatusNotificationParams,
@@ -22,14 +25,26 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions, current_timestamp};
 use rmcp::{RoleServer, model::JsonObject};
 
+use super::handler::{Handler, Shared};
 use super::map;
 
 /// How often a client is told to poll, and how often the status message
 /// follows the plugin task's progress.
 const POLL: Duration = Duration::from_millis(500);
 
-/// The MCP tasks of one connection (a handler's): a client sees only the
-/// tasks its own connection started.
+/// Where MCP tasks live: a plugin-set session and its MCP tasks. A
+/// connection (stdio, an HTTP session) has its own, in its own session: a
+/// client sees only the tasks it started. Stateless HTTP requests share one
+/// of the server's, whose task ids (random UUIDs) are bearer names.
+pub struct Place {
+    /// The session the task-starting calls run in (their tasks live on
+    /// its boards).
+    pub session: Arc<Session>,
+    /// Its MCP tasks.
+    pub bridge: Bridge,
+}
+
+/// The MCP tasks of one place.
 pub struct Bridge {
     manager: TaskManager,
     /// How long an MCP task is kept: the plugin task's deadline and then
@@ -134,6 +149,12 @@ async fn follow(
     };
     // Ended: nothing left to cancel.
     guard.0 = None;
+    let how = match &ended {
+        TaskState::Succeeded(_) => "succeeded",
+        TaskState::Failed(_) => "failed",
+        TaskState::Cancelled | TaskState::Running(_) => "cancelled",
+    };
+    context.set_status_message(how);
     let outcome = match ended {
         TaskState::Succeeded(text) => Ok(map::tool_result(text)),
         TaskState::Failed(error) => Ok(CallToolResult::error(vec![ContentBlock::text(error)])),
@@ -174,4 +195,83 @@ async fn notify(
     let notification =
         ServerNotification::TaskStatusNotification(TaskStatusNotification::new(params));
     let _ = peer.send_notification(notification).await;
+}
+
+impl Shared {
+    /// Where stateless requests' tasks live: one session of the set for
+    /// the server's life; none if no tool starts tasks.
+    pub(super) fn request_place(&self) -> Option<Arc<Place>> {
+        if self.offer.starts_task.is_empty() {
+            return None;
+        }
+        let made = self.request_tasks.get_or_init(|| {
+            let opened = self.set.session("mcp-tasks", self.snapshot.clone());
+            let session = opened
+                .map_err(|e| tracing::warn!("no MCP tasks for stateless requests: {e}"))
+                .ok()?;
+            Some(Arc::new(Place {
+                session: Arc::new(session),
+                bridge: Bridge::new(self.task_ttl),
+            }))
+        });
+        made.clone()
+    }
+}
+
+impl Handler {
+    /// Where a task started in `context` lives: the connection's own place,
+    /// or the server's for a request served on its own (an HTTP request
+    /// without a session, or of 2026-07-28).
+    pub(super) fn place(&self, context: &RequestContext<RoleServer>) -> Option<Arc<Place>> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|version| !version.has_initialize());
+        match self.http && (modern || !self.back_channel) {
+            true => self.shared.request_place(),
+            false => self.tasks.clone(),
+        }
+    }
+
+    /// The MCP task for the plugin task a call of a tool owned by `owner`
+    /// started (its receipt names exactly one), if the call succeeded.
+    pub(super) fn adopt(
+        &self,
+        owner: Option<&str>,
+        place: Option<&Place>,
+        receipt: &lingxi_wasm_host::Receipt,
+        result: &CallToolResult,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<rmcp::model::CreateTaskResult> {
+        let (owner, place) = (owner?, place?);
+        let [id] = receipt.tasks.as_slice() else {
+            return None;
+        };
+        if result.is_error == Some(true) {
+            return None;
+        }
+        let handle = place.session.task(owner, id)?;
+        let said = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // Only a connection has a peer to tell of the end.
+        let peer = (!self.http || (self.back_channel && self.tasks.is_some()))
+            .then(|| context.peer.clone());
+        Some(place.bridge.adopt(handle, said, peer))
+    }
+
+    /// Where the tasks `context` may name live, or why there are none.
+    pub(super) fn place_of(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<Place>, ErrorData> {
+        self.place(context).ok_or_else(|| {
+            ErrorData::invalid_params(
+                "this server has no tasks: none of its tools starts one (x-lingxi-starts-task)",
+                None,
+            )
+        })
+    }
 }

@@ -202,3 +202,96 @@ fn a_client_without_tasks_gets_the_handle_as_text() {
         client.cancel().await.unwrap();
     });
 }
+
+/// How the official Python SDK reaches the indexer.
+enum Reach {
+    /// `mcp PLUGIN` over stdio, started by the client.
+    Stdio,
+    /// `mcp PLUGIN --http` with these extra flags.
+    Http(&'static [&'static str]),
+}
+
+/// The official MCP Python SDK at 2026-07-28 (tests/mcp/tasks.py adds the
+/// extension it has no client for): over stdio, to an HTTP server with
+/// sessions (a 2026-07-28 request is served on its own, so its task lives
+/// in the server's place) and to a `--stateless` one, a task is followed to
+/// its result through its progress, and another is cancelled.
+#[test]
+fn the_official_python_sdk_follows_tasks_over_stdio_and_http() {
+    let calls = json!([
+        {"tool": "index.start", "arguments": {"delay_ms": 1200}},
+        {"tool": "index.start", "arguments": {"delay_ms": 60000}, "cancel": true},
+        {"tool": "index.status", "arguments": {"task": "task:t-0000000000000000"}},
+    ])
+    .to_string();
+    for reach in [
+        Reach::Stdio,
+        Reach::Http(&[]),
+        Reach::Http(&["--stateless"]),
+    ] {
+        let dir = workspace();
+        let root = dir.path().to_str().unwrap();
+        let plugin = guest("indexer");
+        let serve = ["--workspace", root, "--no-storage"];
+        let mut args = vec!["--modern", "--tasks", "--calls", &calls];
+        let server;
+        let url;
+        let command: Vec<String>;
+        match reach {
+            Reach::Stdio => {
+                let exe = env!("CARGO_BIN_EXE_lingxi-wasm-run");
+                command = [exe, "mcp", plugin.to_str().unwrap()]
+                    .into_iter()
+                    .chain(serve)
+                    .map(str::to_owned)
+                    .collect();
+                args.push("--");
+                args.extend(command.iter().map(String::as_str));
+            }
+            Reach::Http(extra) => {
+                let mut flags = serve.to_vec();
+                flags.extend_from_slice(extra);
+                server = crate::mcp_http::Server::launcher(&plugin, &flags);
+                url = server.url();
+                args.extend(["--url", &url]);
+            }
+        }
+        let (report, status) = crate::mcp::client(&args, dir.path());
+        assert_eq!(status, 0, "{report}");
+        let done = &report["results"][0]["task"];
+        assert_eq!(done["status"], "completed", "{report}");
+        assert_eq!(done["text"], "5 lines", "{report}");
+        let said = done["statusMessages"].as_array().unwrap();
+        assert!(said[0].as_str().unwrap().starts_with("task:t-"), "{report}");
+        assert!(said.iter().any(|m| m == "0%: waiting"), "{report}");
+        assert_eq!(said.last().unwrap(), "succeeded", "{report}");
+        let cancelled = &report["results"][1]["task"];
+        assert_eq!(cancelled["status"], "cancelled", "{report}");
+        assert!(
+            report["results"][2]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("unknown task")
+        );
+    }
+}
+
+/// Without the extension, every transport answers the handle as text.
+#[test]
+fn a_python_client_without_tasks_gets_the_handle_over_http() {
+    let dir = workspace();
+    let root = dir.path().to_str().unwrap();
+    let server = crate::mcp_http::Server::launcher(&guest("indexer"), &["--workspace", root]);
+    let url = server.url();
+    let calls = json!([{"tool": "index.start", "arguments": {}}]).to_string();
+    for modern in [false, true] {
+        let mut args = vec!["--url", &url, "--calls", &calls];
+        if modern {
+            args.push("--modern");
+        }
+        let (report, status) = crate::mcp::client(&args, dir.path());
+        assert_eq!(status, 0, "{report}");
+        let text = report["results"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with("task:t-"), "{report}");
+    }
+}
