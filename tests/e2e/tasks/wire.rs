@@ -131,7 +131,7 @@ struct Hostile {
     says: &'static [&'static str],
 }
 
-const HOSTILE: [Hostile; 6] = [
+const HOSTILE: [Hostile; 7] = [
     Hostile {
         task: "block",
         flags: &["--task-timeout", "2"],
@@ -162,6 +162,14 @@ const HOSTILE: [Hostile; 6] = [
         task: "progress-flood",
         flags: &[],
         says: &["wrote more than 16 MiB of output"],
+    },
+    Hostile {
+        task: "alloc 64",
+        flags: &["--max-memory", "32"],
+        says: &[
+            "exceeded the plugin memory limit of 32 MiB",
+            "--max-memory MIB",
+        ],
     },
     Hostile {
         task: "big 20",
@@ -304,4 +312,55 @@ fn task_crashes_count_toward_the_breaker() {
         refused.contains("is disabled: it crashed 5 times"),
         "{refused}"
     );
+}
+
+/// A packed indexer, spawned as LingXi spawns a plugin and spoken to in
+/// LingXi Core's dialect, runs a task past a request deadline.
+#[test]
+fn a_packed_plugin_spawned_like_lingxi_runs_a_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "1\n2\n").unwrap();
+    let args = ["--timeout", "1", "--no-storage"];
+    let exe = crate::packed::pack_component(dir.path(), &guest("indexer"), "indexer", &args);
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let mut s = Session::spawn(crate::packed::lingxi_spawn(&exe, &home));
+    let root = dunce::canonicalize(&workspace).unwrap();
+    let snapshot = crate::support::spec_snapshot(root.to_str().unwrap());
+    assert_eq!(
+        s.call_core("s", "host.snapshot", snapshot)["error"],
+        Value::Null
+    );
+    let init = json!({"hostIPCVersion": 1, "coreVersion": "1.1.0"});
+    assert_eq!(
+        s.call_core("i", "plugin.initialize", init)["error"],
+        Value::Null
+    );
+    let r = s.call_core(
+        "1",
+        "tool.execute",
+        tool("index.start", r#"{"delay_ms": 1500}"#),
+    );
+    let handle = r["result"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_owned();
+    let status = json!({"task": handle}).to_string();
+    let end = Instant::now() + Duration::from_secs(30);
+    let last = loop {
+        let r = s.call_core("2", "tool.execute", tool("index.status", &status));
+        let text = r["result"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_owned();
+        if text != "running" || Instant::now() > end {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(last, "done: 2 lines");
+    let (status, log) = s.finish();
+    assert!(status.success(), "{log}");
 }

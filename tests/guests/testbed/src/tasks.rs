@@ -22,7 +22,7 @@ pub fn register(ctx: &mut PluginContext) {
 type RunFn = fn(&str, &TaskContext) -> PluginResult<String>;
 
 /// (kind, run) of every task kind.
-const KINDS: [(&str, RunFn); 9] = [
+const KINDS: [(&str, RunFn); 10] = [
     ("echo", |input, _| Ok(format!("echo:{input}"))),
     ("sleep", sleep),
     ("spin", |_, _| {
@@ -47,6 +47,15 @@ const KINDS: [(&str, RunFn); 9] = [
         loop {
             ctx.progress(Some(0.5), message.clone());
         }
+    }),
+    ("alloc", |input, _| {
+        // `n` — allocates and touches n MiB.
+        let mib: usize = input.trim().parse().unwrap_or(1);
+        let block = vec![1u8; mib * 1024 * 1024];
+        Ok(format!(
+            "allocated {} MiB",
+            block.iter().map(|b| usize::from(*b)).sum::<usize>() >> 20
+        ))
     }),
     ("big", |input, _| {
         let mib: usize = input.trim().parse().unwrap_or(1);
