@@ -50,6 +50,10 @@ pub struct Limits {
     /// Most finished tasks kept at once; past it the oldest is forgotten
     /// first.
     pub max_kept_tasks: usize,
+    /// Most bytes of results and error texts the finished tasks kept hold
+    /// together; past it the oldest is forgotten first (the newest is
+    /// always kept).
+    pub max_kept_bytes: usize,
 }
 
 impl Default for Limits {
@@ -66,6 +70,7 @@ impl Default for Limits {
             max_tasks: 4,
             task_keep: Duration::from_secs(600),
             max_kept_tasks: 64,
+            max_kept_bytes: 64 * 1024 * 1024,
         }
     }
 }

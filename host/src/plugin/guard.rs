@@ -65,6 +65,10 @@ impl PluginHost {
                     .unwrap_or_default()
             );
             self.live = None;
+            // Tasks mount the root they started with: none goes on in a
+            // workspace the user left.
+            self.tasks
+                .cancel_running("the workspace root changed", None);
         }
         let live = self.instantiate(root, call, *deadline).await?;
         self.live = Some(live);
@@ -198,8 +202,15 @@ impl PluginHost {
         let callers_budget = matches!(error, CallError::Timeout { .. })
             && deadline.budget() < self.limits.call_timeout;
         if !callers_budget {
-            let mut breaker = self.tasks.breaker();
-            breaker.count(&error, &self.limits, &self.origin);
+            let disabled = self
+                .tasks
+                .breaker()
+                .count(&error, &self.limits, &self.origin);
+            // A disabled plugin's tasks end with it.
+            if disabled {
+                let why = "the plugin was disabled after repeated crashes";
+                self.tasks.cancel_running(why, self.task.as_deref());
+            }
         }
         Err(error)
     }

@@ -37,8 +37,9 @@ impl Breaker {
         })
     }
 
-    /// Records a trap; disables the plugin once too many fall in the window.
-    pub(crate) fn count(&mut self, error: &CallError, limits: &Limits, origin: &Origin) {
+    /// Records a trap; disables the plugin once too many fall in the
+    /// window. Returns whether this trap disabled it.
+    pub(crate) fn count(&mut self, error: &CallError, limits: &Limits, origin: &Origin) -> bool {
         let now = Instant::now();
         self.traps.push_back(now);
         while self
@@ -55,8 +56,11 @@ impl Breaker {
                 self.traps.len(),
                 limits.trap_window.as_secs()
             );
+            let first = self.disabled.is_none();
             self.disabled = Some(error.to_string());
+            return first;
         }
+        false
     }
 }
 

@@ -324,11 +324,11 @@ impl PolicySpec {
         if let Some(seconds) = self.task_timeout {
             limits.task_timeout = Duration::try_from_secs_f64(seconds)
                 .ok()
-                .filter(|t| !t.is_zero() && *t <= Duration::from_secs(86_400))
+                .filter(|t| *t >= Duration::from_millis(1) && *t <= Duration::from_secs(86_400))
                 .ok_or_else(|| PolicyError::Limit {
                     setting: Setting::TaskTimeout,
                     value: seconds.to_string(),
-                    expected: "give a number of seconds above 0 and at most 86400 (a day)",
+                    expected: "give a number of seconds from 0.001 to 86400 (a day)",
                     example: Some("600"),
                 })?;
         }

@@ -31,8 +31,11 @@ pub(crate) struct TaskBoard {
 #[derive(Default)]
 struct Tasks {
     by_id: HashMap<Arc<str>, Entry>,
-    /// Finished tasks, oldest first, with when they ended.
-    finished: VecDeque<(Instant, Arc<str>)>,
+    /// Finished tasks, oldest first, with when they ended and the bytes
+    /// their result or error holds.
+    finished: VecDeque<(Instant, Arc<str>, usize)>,
+    /// The bytes of `finished` together.
+    kept_bytes: usize,
     /// Tasks holding a place under the caps: running, not cancelled.
     running: usize,
     /// Task futures not yet ended (a cancelled one ends at its next poll).
@@ -280,7 +283,12 @@ impl TaskBoard {
             let ended = (entry.kind.clone(), entry.state.borrow().clone());
             self.give_back(&mut tasks, id);
             tasks.live = tasks.live.saturating_sub(1);
-            tasks.finished.push_back((Instant::now(), id.clone()));
+            let size = match &ended.1 {
+                TaskState::Succeeded(text) | TaskState::Failed(text) => text.len(),
+                _ => 0,
+            };
+            tasks.finished.push_back((Instant::now(), id.clone(), size));
+            tasks.kept_bytes = tasks.kept_bytes.saturating_add(size);
             self.forget_expired(&mut tasks);
             ended
         };
@@ -309,26 +317,52 @@ impl TaskBoard {
     fn forget_expired(&self, tasks: &mut Tasks) {
         let limits = &self.recipe.limits;
         let now = Instant::now();
-        while let Some((ended, id)) = tasks.finished.front() {
+        while let Some((ended, id, size)) = tasks.finished.front() {
             let too_old = now.duration_since(*ended) > limits.task_keep;
-            if !too_old && tasks.finished.len() <= limits.max_kept_tasks {
+            let too_many = tasks.finished.len() > limits.max_kept_tasks;
+            let too_big = tasks.kept_bytes > limits.max_kept_bytes && tasks.finished.len() > 1;
+            if !(too_old || too_many || too_big) {
                 break;
             }
+            tasks.kept_bytes = tasks.kept_bytes.saturating_sub(*size);
             tasks.by_id.remove(id);
             tasks.finished.pop_front();
         }
+    }
+
+    /// Cancels every running task but `except` (the one asking, which ends
+    /// on its own), saying `why` in the log when there was one; new ones
+    /// may start.
+    pub(crate) fn cancel_running(&self, why: &str, except: Option<&str>) {
+        let mut running = self.running_ids(&mut self.lock());
+        running.retain(|id| Some(&**id) != except);
+        if !running.is_empty() {
+            let origin = &self.recipe.origin;
+            tracing::warn!(
+                plugin = %origin.plugin, session = %origin.session,
+                "cancelling {} background task(s): {why}", running.len()
+            );
+        }
+        for id in running {
+            self.cancel(&id);
+        }
+    }
+
+    /// The ids of the running tasks.
+    fn running_ids(&self, tasks: &mut Tasks) -> Vec<Arc<str>> {
+        tasks
+            .by_id
+            .iter()
+            .filter(|(_, e)| is_running(&e.state.borrow()))
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     /// Cancels every running task and refuses new ones.
     pub(crate) fn cancel_all(&self) {
         let mut tasks = self.lock();
         tasks.stopping = true;
-        let running: Vec<Arc<str>> = tasks
-            .by_id
-            .iter()
-            .filter(|(_, e)| is_running(&e.state.borrow()))
-            .map(|(id, _)| id.clone())
-            .collect();
+        let running = self.running_ids(&mut tasks);
         drop(tasks);
         for id in running {
             self.cancel(&id);

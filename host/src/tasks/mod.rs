@@ -43,10 +43,7 @@ pub enum TaskError {
         plugin: String,
     },
     /// The plugin already runs as many tasks as it may.
-    #[error(
-        "plugin {plugin} already runs {limit} background tasks, its limit: wait for one to end or cancel one (raise the limit with {})",
-        worded(Setting::MaxTasks, "N")
-    )]
+    #[error("{}", too_many(plugin, *limit))]
     TooMany {
         /// The plugin id.
         plugin: String,
@@ -55,7 +52,7 @@ pub enum TaskError {
     },
     /// The session already runs as many tasks as the set allows.
     #[error(
-        "this session already runs {limit} background tasks over all its plugins, the set's limit: wait for one to end or cancel one"
+        "this session already runs {limit} background task(s) over all its plugins, the set's limit: wait for one to end or cancel one"
     )]
     SessionFull {
         /// The limit in force.
@@ -178,6 +175,22 @@ impl TaskHandle {
     /// `true` if it was running.
     pub fn cancel(&self) -> bool {
         self.board.cancel(&self.id)
+    }
+}
+
+/// The refusal of one task more than `limit`.
+fn too_many(plugin: &str, limit: usize) -> String {
+    let raise = worded(Setting::MaxTasks, "N");
+    match limit {
+        0 => format!(
+            "plugin {plugin} may run no background tasks: they are turned off (allow them with {raise})"
+        ),
+        1 => format!(
+            "plugin {plugin} already runs 1 background task, its limit: wait for it to end or cancel it (raise the limit with {raise})"
+        ),
+        n => format!(
+            "plugin {plugin} already runs {n} background tasks, its limit: wait for one to end or cancel one (raise the limit with {raise})"
+        ),
     }
 }
 

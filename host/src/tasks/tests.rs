@@ -46,6 +46,18 @@ fn refusals_name_what_would_allow_the_task() {
         "{too_many}"
     );
     assert!(too_many.contains("max-tasks"), "{too_many}");
+    let off = TaskError::TooMany {
+        plugin: "p".into(),
+        limit: 0,
+    }
+    .to_string();
+    assert!(off.contains("may run no background tasks"), "{off}");
+    let one = TaskError::TooMany {
+        plugin: "p".into(),
+        limit: 1,
+    }
+    .to_string();
+    assert!(one.contains("already runs 1 background task,"), "{one}");
     let nested = TaskError::FromTask.to_string();
     assert!(nested.contains("from a tool or command call"), "{nested}");
     assert!(is_running(&TaskState::Running(None)));

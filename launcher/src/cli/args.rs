@@ -64,7 +64,8 @@ pub struct GrantArgs {
 
     /// A TOML policy file with the same settings (grant, workspace,
     /// allow-read, allow-write, allow-net, env, timeout, max-memory,
-    /// data-root, no-storage, storage-quota, no-validate); flags given here
+    /// data-root, no-storage, storage-quota, no-validate, task-timeout,
+    /// max-tasks); flags given here
     /// override or extend it.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,

@@ -41,6 +41,8 @@ pub struct Shared {
     /// How long an MCP task is kept: the plugins' task deadline, then how
     /// long a result is kept.
     pub task_ttl: std::time::Duration,
+    /// Most MCP tasks one place keeps at once.
+    pub task_records: usize,
     /// Where stateless requests' tasks live (made on first use).
     pub request_tasks: std::sync::OnceLock<Option<Arc<Place>>>,
 }
@@ -100,7 +102,8 @@ impl Handler {
         let tasks = (back_channel && !shared.offer.starts_task.is_empty()).then(|| {
             Arc::new(Place {
                 session: session.clone(),
-                bridge: Bridge::new(shared.task_ttl),
+                desk: desk.clone(),
+                bridge: Bridge::new(shared.task_ttl, shared.task_records),
             })
         });
         Ok(Handler {
@@ -130,7 +133,7 @@ impl Handler {
     /// Runs `name`: a tool that requires approval once its user accepted.
     async fn run(
         &self,
-        session: &Session,
+        (session, desk): (&Session, &Desk),
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         options: CallOptions,
@@ -170,7 +173,7 @@ impl Handler {
                 CallToolResult::error(vec![rmcp::model::ContentBlock::text(refusal)]).into(),
             );
         }
-        self.desk.accept(&prepared);
+        desk.accept(&prepared);
         let _turn = self.turn(name).await;
         let call = session.call_prepared(&prepared, options);
         Ok(finished(cancellable(context, call).await?).into())
@@ -257,28 +260,26 @@ impl ServerHandler for Handler {
         // A call that starts a task, for a client that takes tasks: its
         // receipt names the task it started.
         let task_owner = self.shared.offer.task_owner(name).map(str::to_owned);
-        // A request served on its own starts its task in the server's own
-        // session, which cannot ask a user for approval.
-        let place = task_owner
-            .as_ref()
-            .filter(|_| Bridge::client_takes_tasks(&context))
-            .and_then(|_| self.place(&context));
-        let shared_place = place
-            .as_ref()
-            .is_some_and(|p| !Arc::ptr_eq(&p.session, &self.session));
-        let place =
-            place.filter(|_| !shared_place || self.shared.offer.needs_asking(name).is_none());
-        let as_task = task_owner.filter(|_| place.is_some());
+        // A plugin that has tasks is called where its tasks live: the
+        // connection's own place, or the server's for a request served on
+        // its own (so that a task outlives its request, and the plugin's
+        // own status tool finds it).
+        let place = match self.shared.offer.runs_tasks(name) {
+            true => self.place(&context),
+            false => None,
+        };
+        let as_task =
+            task_owner.filter(|_| place.is_some() && Bridge::client_takes_tasks(&context));
         let slot = (asked || logged || as_task.is_some()).then(ReceiptSlot::new);
         let options = match &slot {
             Some(slot) => CallOptions::default().with_receipt(slot),
             None => CallOptions::default(),
         };
-        let session = match &place {
-            Some(place) => place.session.clone(),
-            None => self.session.clone(),
+        let (session, desk) = match &place {
+            Some(place) => (place.session.clone(), place.desk.clone()),
+            None => (self.session.clone(), self.desk.clone()),
         };
-        let mut response = self.run(&session, request, &context, options).await?;
+        let mut response = (self.run((&session, &desk), request, &context, options)).await?;
         if let (Some(receipt), CallToolResponse::Complete(result)) =
             (slot.as_ref().and_then(ReceiptSlot::take), &mut response)
         {

@@ -40,6 +40,8 @@ pub struct Offer {
     /// Tools whose call starts a background task (`x-lingxi-starts-task`),
     /// with the plugin that owns it.
     pub starts_task: Vec<(String, String)>,
+    /// Every tool's owner.
+    pub owners: std::collections::HashMap<String, String>,
     /// The commands, as prompts.
     pub prompts: Vec<Prompt>,
 }
@@ -51,6 +53,7 @@ pub fn offer(catalog: &Catalog) -> Offer {
         approval: Vec::new(),
         concurrency_safe: Vec::new(),
         starts_task: Vec::new(),
+        owners: std::collections::HashMap::new(),
         prompts: catalog.commands.iter().map(prompt).collect(),
     };
     for tool in &catalog.tools {
@@ -67,6 +70,8 @@ pub fn offer(catalog: &Catalog) -> Offer {
         if tool.annotations.concurrency_safe {
             offer.concurrency_safe.push(tool.descriptor.name.clone());
         }
+        let owner = tool.owner.clone();
+        offer.owners.insert(tool.descriptor.name.clone(), owner);
         if tool.annotations.starts_task {
             let owner = tool.owner.clone();
             offer
@@ -90,6 +95,15 @@ impl Offer {
     pub fn task_owner(&self, name: &str) -> Option<&str> {
         let found = self.starts_task.iter().find(|(n, _)| n == name);
         found.map(|(_, owner)| owner.as_str())
+    }
+
+    /// Whether tool `name`'s plugin has a tool that starts tasks (its calls
+    /// must reach the session its tasks live in).
+    pub fn runs_tasks(&self, name: &str) -> bool {
+        let Some(owner) = self.owners.get(name) else {
+            return false;
+        };
+        self.starts_task.iter().any(|(_, o)| o == owner)
     }
 
     /// The tools served to a client that can (`asks`) or cannot be asked

@@ -206,6 +206,7 @@ async fn shared(
         call_timeout: limits.call_timeout,
         task_ttl: limits.task_timeout.saturating_add(limits.task_keep),
         request_tasks: std::sync::OnceLock::new(),
+        task_records: limits.max_kept_tasks.saturating_add(limits.max_tasks),
         seal,
     })
 }

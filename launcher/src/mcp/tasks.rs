@@ -25,6 +25,7 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions, current_timestamp};
 use rmcp::{RoleServer, model::JsonObject};
 
+use super::approval::Desk;
 use super::handler::{Handler, Shared};
 use super::map;
 
@@ -40,6 +41,8 @@ pub struct Place {
     /// The session the task-starting calls run in (their tasks live on
     /// its boards).
     pub session: Arc<Session>,
+    /// The calls its users accepted (see `approval`).
+    pub desk: Arc<Desk>,
     /// Its MCP tasks.
     pub bridge: Bridge,
 }
@@ -50,15 +53,40 @@ pub struct Bridge {
     /// How long an MCP task is kept: the plugin task's deadline and then
     /// how long its result is kept.
     ttl: Duration,
+    /// When each kept MCP task was made, oldest first: rmcp keeps a task
+    /// (and its result) for its time to live, so their number is bounded
+    /// here, at `most`.
+    made: std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>,
+    most: usize,
 }
 
 impl Bridge {
-    /// A bridge whose tasks live `ttl` from their start.
-    pub fn new(ttl: Duration) -> Self {
+    /// A bridge whose tasks live `ttl` from their start, at most `most` at
+    /// once.
+    pub fn new(ttl: Duration, most: usize) -> Self {
         Bridge {
             manager: TaskManager::new(),
             ttl,
+            made: Default::default(),
+            most,
         }
+    }
+
+    /// Takes a place for one more MCP task, if one is free.
+    fn room(&self) -> bool {
+        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        while made
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > self.ttl)
+        {
+            made.pop_front();
+        }
+        let free = made.len() < self.most;
+        if free {
+            made.push_back(now);
+        }
+        free
     }
 
     /// Whether the client of `context` takes tasks (it declared the
@@ -77,7 +105,14 @@ impl Bridge {
         handle: TaskHandle,
         started: String,
         peer: Option<Peer<RoleServer>>,
-    ) -> CreateTaskResult {
+    ) -> Option<CreateTaskResult> {
+        if !self.room() {
+            tracing::warn!(
+                "{} MCP tasks are kept already; this call is answered with its handle as text",
+                self.most
+            );
+            return None;
+        }
         let ttl = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
         let options = TaskOptions::new()
             .with_ttl_ms(Some(ttl))
@@ -87,7 +122,7 @@ impl Bridge {
         let seed = self.manager.spawn(options, move |context| {
             Box::pin(follow(handle, context, peer, manager))
         });
-        CreateTaskResult::new(seed)
+        Some(CreateTaskResult::new(seed))
     }
 
     /// `tasks/get`.
@@ -209,9 +244,16 @@ impl Shared {
             let session = opened
                 .map_err(|e| tracing::warn!("no MCP tasks for stateless requests: {e}"))
                 .ok()?;
+            let desk = Arc::new(Desk::default());
+            let accepted = desk.clone();
+            let session = session.with_approval(move |call| {
+                let approved = accepted.take(call);
+                async move { approved }
+            });
             Some(Arc::new(Place {
                 session: Arc::new(session),
-                bridge: Bridge::new(self.task_ttl),
+                desk,
+                bridge: Bridge::new(self.task_ttl, self.task_records),
             }))
         });
         made.clone()
@@ -259,7 +301,7 @@ impl Handler {
         // Only a connection has a peer to tell of the end.
         let peer = (!self.http || (self.back_channel && self.tasks.is_some()))
             .then(|| context.peer.clone());
-        Some(place.bridge.adopt(handle, said, peer))
+        place.bridge.adopt(handle, said, peer)
     }
 
     /// Where the tasks `context` may name live, or why there are none.

@@ -223,3 +223,28 @@ fn a_plugin_host_starts_and_stops_tasks() {
         assert!(matches!(refused, TaskError::Stopping { .. }), "{refused}");
     });
 }
+
+/// Finished tasks hold at most `max_kept_bytes` of results together: the
+/// oldest go first, the newest is always kept.
+#[test]
+fn kept_results_are_held_to_a_byte_budget() {
+    tokio().block_on(async {
+        let limits = Limits {
+            max_kept_bytes: 3 * 1024 * 1024,
+            ..Limits::default()
+        };
+        let set = set_with(limits, 8).await;
+        let session = session(&set, "s1");
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let mut task = session.start_task(TESTBED, "big", "2").unwrap();
+            assert!(matches!(ended(&mut task).await, TaskState::Succeeded(_)));
+            ids.push(task.id().to_owned());
+        }
+        let kept: Vec<bool> = ids
+            .iter()
+            .map(|id| session.task(TESTBED, id).is_some())
+            .collect();
+        assert_eq!(kept, [false, false, true], "2 MiB each, 3 MiB kept");
+    });
+}

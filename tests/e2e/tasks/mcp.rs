@@ -276,22 +276,65 @@ fn the_official_python_sdk_follows_tasks_over_stdio_and_http() {
     }
 }
 
-/// Without the extension, every transport answers the handle as text.
+/// Without the extension, every transport answers the handle as text, and
+/// the plugin's own status tool reads it: in the same HTTP session, and in
+/// a later request when requests are served on their own (`--stateless`,
+/// or 2026-07-28), where the task outlives the request that started it.
 #[test]
-fn a_python_client_without_tasks_gets_the_handle_over_http() {
+fn a_python_client_without_tasks_reads_its_handle_over_http() {
     let dir = workspace();
     let root = dir.path().to_str().unwrap();
-    let server = crate::mcp_http::Server::launcher(&guest("indexer"), &["--workspace", root]);
-    let url = server.url();
-    let calls = json!([{"tool": "index.start", "arguments": {}}]).to_string();
-    for modern in [false, true] {
-        let mut args = vec!["--url", &url, "--calls", &calls];
-        if modern {
-            args.push("--modern");
+    let cases: [(&[&str], bool); 4] = [
+        (&[], false),
+        (&[], true),
+        (&["--stateless"], false),
+        (&["--stateless"], true),
+    ];
+    for (flags, modern) in cases {
+        let mut serve = vec!["--workspace", root];
+        serve.extend_from_slice(flags);
+        let server = crate::mcp_http::Server::launcher(&guest("indexer"), &serve);
+        let url = server.url();
+        let run = |calls: serde_json::Value| {
+            let calls = calls.to_string();
+            let mut args = vec!["--url", url.as_str(), "--calls", &calls];
+            if modern {
+                args.push("--modern");
+            }
+            let (report, status) = crate::mcp::client(&args, dir.path());
+            assert_eq!(status, 0, "{flags:?} {modern}: {report}");
+            report
+        };
+        let status_of =
+            |handle: &str| json!({"tool": "index.status", "arguments": {"task": handle}});
+        let report = run(json!([{"tool": "index.start", "arguments": {"delay_ms": 300}}]));
+        let handle = report["results"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(handle.starts_with("task:t-"), "{report}");
+        let said = |report: &serde_json::Value, n: usize| {
+            report["results"][n]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        if flags.is_empty() && !modern {
+            // Sessions: another client's session does not know the task
+            // (the plugin's status tool reads it in the session that
+            // started it: tested over stdio).
+            let other = run(json!([status_of(&handle)]));
+            assert!(said(&other, 0).starts_with("unknown task"), "{other}");
+            continue;
         }
-        let (report, status) = crate::mcp::client(&args, dir.path());
-        assert_eq!(status, 0, "{report}");
-        let text = report["results"][0]["text"].as_str().unwrap_or_default();
-        assert!(text.starts_with("task:t-"), "{report}");
+        let end = Instant::now() + Duration::from_secs(30);
+        let last = loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let report = run(json!([status_of(&handle)]));
+            if said(&report, 0) != "running" || Instant::now() > end {
+                break said(&report, 0);
+            }
+        };
+        assert_eq!(last, "done: 5 lines", "{flags:?} {modern}");
     }
 }

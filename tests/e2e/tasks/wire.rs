@@ -293,10 +293,11 @@ fn the_task_cap_refuses_one_more_start_naming_the_flag() {
 }
 
 /// A task's crashes count toward the plugin's crash breaker: five disable
-/// the plugin, its calls and its tasks.
+/// the plugin, its calls and its tasks (a running one is cancelled).
 #[test]
 fn task_crashes_count_toward_the_breaker() {
-    let mut s = testbed(&[]);
+    let mut s = testbed(&["--max-tasks", "8"]);
+    start(&mut s, "sleep 60000");
     for _ in 0..4 {
         let id = start(&mut s, "trap");
         let ended = settle(&mut s, &id, Duration::from_secs(30));
@@ -312,6 +313,47 @@ fn task_crashes_count_toward_the_breaker() {
         refused.contains("is disabled: it crashed 5 times"),
         "{refused}"
     );
+    let (_, log) = s.finish();
+    let cancelled =
+        "cancelling 1 background task(s): the plugin was disabled after repeated crashes";
+    assert!(log.contains(cancelled), "{log}");
+    assert!(
+        log.contains("background task 'sleep' was cancelled"),
+        "{log}"
+    );
+}
+
+/// A task mounts the workspace it started with: when the host moves to
+/// another root, the plugin's running tasks are cancelled.
+#[test]
+fn a_new_workspace_root_cancels_the_running_tasks() {
+    let one = tempfile::tempdir().unwrap();
+    let two = tempfile::tempdir().unwrap();
+    let snapshot = |dir: &tempfile::TempDir, at: u64| {
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        let mut snapshot = crate::support::spec_snapshot(root.to_str().unwrap());
+        snapshot["observedAt"] = json!(at);
+        snapshot
+    };
+    let mut s = Session::start(&guest("indexer"), &["--no-storage"]);
+    assert_eq!(
+        s.call("s1", "host.snapshot", snapshot(&one, 900_000_000))["error"],
+        Value::Null
+    );
+    let r = s.call(
+        "1",
+        "tool.execute",
+        tool("index.start", r#"{"delay_ms": 60000}"#),
+    );
+    let status = json!({"task": r["result"]}).to_string();
+    assert_eq!(
+        s.call("s2", "host.snapshot", snapshot(&two, 900_000_001))["error"],
+        Value::Null
+    );
+    let r = s.call("2", "tool.execute", tool("index.status", &status));
+    assert_eq!(r["result"], "cancelled", "{r}");
+    let (_, log) = s.finish();
+    assert!(log.contains("the workspace root changed"), "{log}");
 }
 
 /// A packed indexer, spawned as LingXi spawns a plugin and spoken to in
