@@ -354,7 +354,13 @@ impl ServerHandler for Handler {
         let arguments = map::command_arguments(typed.as_deref());
         self.roots_ready().await;
         let _turn = self.queue.lock().await;
-        let run = (self.session).run_command(&request.name, arguments, CallOptions::default());
+        // A plugin that has tasks is asked where its tasks live.
+        let place = match self.shared.offer.command_runs_tasks(&request.name) {
+            true => self.place(&context),
+            false => None,
+        };
+        let session = place.map_or_else(|| self.session.clone(), |p| p.session.clone());
+        let run = session.run_command(&request.name, arguments, CallOptions::default());
         match cancellable(&context, run).await? {
             Ok(result) => Ok(map::prompt_result(result).into()),
             Err(error @ CallError::NoSuchCommand { .. }) => Err(ErrorData::invalid_params(

@@ -42,6 +42,8 @@ pub struct Offer {
     pub starts_task: Vec<(String, String)>,
     /// Every tool's owner.
     pub owners: std::collections::HashMap<String, String>,
+    /// Every command's owner (by name).
+    pub command_owners: std::collections::HashMap<String, String>,
     /// The commands, as prompts.
     pub prompts: Vec<Prompt>,
 }
@@ -54,8 +56,15 @@ pub fn offer(catalog: &Catalog) -> Offer {
         concurrency_safe: Vec::new(),
         starts_task: Vec::new(),
         owners: std::collections::HashMap::new(),
+        command_owners: std::collections::HashMap::new(),
         prompts: catalog.commands.iter().map(prompt).collect(),
     };
+    for command in &catalog.commands {
+        let owner = command.owner.clone();
+        offer
+            .command_owners
+            .insert(command.descriptor.name.clone(), owner);
+    }
     for tool in &catalog.tools {
         if tool.annotations.requires_approval {
             offer.approval.push((
@@ -100,9 +109,19 @@ impl Offer {
     /// Whether tool `name`'s plugin has a tool that starts tasks (its calls
     /// must reach the session its tasks live in).
     pub fn runs_tasks(&self, name: &str) -> bool {
-        let Some(owner) = self.owners.get(name) else {
-            return false;
-        };
+        self.owners
+            .get(name)
+            .is_some_and(|owner| self.has_tasks(owner))
+    }
+
+    /// The same for command (prompt) `name`.
+    pub fn command_runs_tasks(&self, name: &str) -> bool {
+        let owner = self.command_owners.get(name);
+        owner.is_some_and(|owner| self.has_tasks(owner))
+    }
+
+    /// Whether plugin `owner` has a tool that starts tasks.
+    fn has_tasks(&self, owner: &str) -> bool {
         self.starts_task.iter().any(|(_, o)| o == owner)
     }
 
