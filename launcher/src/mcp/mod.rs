@@ -183,6 +183,10 @@ async fn shared(
                 .with_description(format!("The LingXi plugins {}", ids.join(", ")))
         }
     };
+    // Each plugin within its own --max-tasks, and no session cap below
+    // their sum: the flag is the limit a user sets.
+    let plugins = set.ids().count();
+    let set = set.with_session_tasks(limits.max_tasks.saturating_mul(plugins));
     let offer = map::offer(&set.catalog());
     let capabilities = ServerCapabilities::builder()
         .enable_tools()

@@ -338,3 +338,43 @@ fn a_python_client_without_tasks_reads_its_handle_over_http() {
         assert_eq!(last, "done: 5 lines", "{flags:?} {modern}");
     }
 }
+
+/// `mcp` holds each plugin to `--max-tasks` alone: the set's own cap on a
+/// session (8 by default) is raised to match.
+#[test]
+fn mcp_honours_max_tasks_above_the_sets_default() {
+    let dir = workspace();
+    let root = dir.path().to_str().unwrap();
+    let start = json!({"tool": "index.start", "arguments": {"delay_ms": 60000}});
+    let calls = serde_json::Value::Array(vec![start; 11]).to_string();
+    let exe = env!("CARGO_BIN_EXE_lingxi-wasm-run");
+    let plugin = guest("indexer");
+    let server = [
+        exe,
+        "mcp",
+        plugin.to_str().unwrap(),
+        "--workspace",
+        root,
+        "--no-storage",
+    ];
+    let mut args = vec!["--calls", &calls, "--"];
+    args.extend(server);
+    args.extend(["--max-tasks", "10"]);
+    let (report, status) = crate::mcp::client(&args, dir.path());
+    assert_eq!(status, 0, "{report}");
+    let results = report["results"].as_array().unwrap();
+    for started in &results[..10] {
+        assert!(
+            started["text"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("task:t-"),
+            "{report}"
+        );
+    }
+    let refused = results[10]["text"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("already runs 10 background tasks"),
+        "{report}"
+    );
+}
