@@ -11,8 +11,7 @@
 use crate::cache::CompileCache;
 use crate::limits::Limits;
 use crate::limits::{
-    CORE_INSTANCES_PER_INSTANCE, CORE_INSTANCES_PER_PLUGIN, MEMORIES_PER_PLUGIN, TABLE_ELEMENTS,
-    TABLES_PER_PLUGIN,
+    CORE_INSTANCES_PER_PLUGIN, MEMORIES_PER_PLUGIN, TABLE_ELEMENTS, TABLES_PER_PLUGIN,
 };
 
 /// How a [`Runtime`](crate::Runtime) is built. `Default` is the launcher's:
@@ -63,7 +62,10 @@ impl RuntimeConfig {
     }
 
     /// A configuration for a host of up to `max_instances` live instances
-    /// at once (plugins × sessions), pooled.
+    /// at once, pooled: that many instances of any plugin the runtime
+    /// loads, whatever language it was written in (see [`Pooling`]). A
+    /// session holds one instance of each plugin it has called, one more
+    /// for each call that overlaps another, and each running task one.
     pub fn pooled(max_instances: u32) -> Self {
         RuntimeConfig {
             pooling: Some(Pooling::for_instances(max_instances)),
@@ -74,6 +76,11 @@ impl RuntimeConfig {
 
 /// Slots of the pooling allocator. Reserving is address space only: memory
 /// is used as instances touch it, and given back when they are dropped.
+///
+/// The unit is one instance of a plugin of at most [`InstanceShape`]: the
+/// pool holds `max_instances` of them, so it holds that many instances of
+/// every plugin the runtime loads, since loading refuses a plugin whose
+/// instance would need more than one unit ([`LoadError::Pool`](crate::LoadError::Pool)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pooling {
     /// Live instances at once, over all plugins and sessions. One more
@@ -83,30 +90,63 @@ pub struct Pooling {
     /// can ever grow to. Keep it at or above [`Limits::max_memory_bytes`],
     /// or plugins fail at this size instead of the limit's.
     pub max_memory_bytes: usize,
+    /// What one instance may hold; each of the `max_instances` counts on
+    /// this much.
+    pub per_instance: InstanceShape,
+}
+
+/// What one instance of a plugin holds: its component's core instances
+/// (one per core module it instantiates), linear memories and tables.
+/// The default holds every plugin the SDKs build, in any language, with
+/// room to spare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstanceShape {
+    /// Core instances (the plugin's modules, the WASI adapter, shims).
+    pub core_instances: u32,
+    /// Linear memories.
+    pub memories: u32,
+    /// Tables.
+    pub tables: u32,
+}
+
+impl Default for InstanceShape {
+    fn default() -> Self {
+        InstanceShape {
+            core_instances: CORE_INSTANCES_PER_PLUGIN,
+            memories: MEMORIES_PER_PLUGIN,
+            tables: TABLES_PER_PLUGIN,
+        }
+    }
 }
 
 impl Pooling {
-    /// Slots for `max_instances` instances, each with memory up to the
-    /// default [`Limits::max_memory_bytes`].
+    /// Slots for `max_instances` instances of the default
+    /// [`InstanceShape`], each with memory up to the default
+    /// [`Limits::max_memory_bytes`].
     pub fn for_instances(max_instances: u32) -> Self {
         Pooling {
             max_instances,
             max_memory_bytes: Limits::default().max_memory_bytes,
+            per_instance: InstanceShape::default(),
         }
     }
 
     pub(crate) fn apply(&self, config: &mut wasmtime::Config) {
         let n = self.max_instances.max(1);
+        let shape = self.per_instance;
         let mut pool = wasmtime::PoolingAllocationConfig::new();
+        // Core instances are counted, not reserved: each of the n instances
+        // may have as many as one plugin may (checked at load), so n of any
+        // loadable plugin fit. Memories and tables reserve address space.
         pool.total_component_instances(n)
-            .total_core_instances(n.saturating_mul(CORE_INSTANCES_PER_INSTANCE))
-            .total_memories(n.saturating_mul(MEMORIES_PER_PLUGIN))
-            .total_tables(n.saturating_mul(TABLES_PER_PLUGIN))
+            .total_core_instances(n.saturating_mul(shape.core_instances))
+            .total_memories(n.saturating_mul(shape.memories))
+            .total_tables(n.saturating_mul(shape.tables))
             // A store keeps the stack of its last call for the next one.
             .total_stacks(n)
-            .max_core_instances_per_component(CORE_INSTANCES_PER_PLUGIN)
-            .max_memories_per_component(MEMORIES_PER_PLUGIN)
-            .max_tables_per_component(TABLES_PER_PLUGIN)
+            .max_core_instances_per_component(shape.core_instances)
+            .max_memories_per_component(shape.memories)
+            .max_tables_per_component(shape.tables)
             .table_elements(TABLE_ELEMENTS)
             .max_memory_size(self.max_memory_bytes);
         config.allocation_strategy(pool);

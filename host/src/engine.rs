@@ -29,6 +29,8 @@ pub struct Runtime {
     /// One linker per set of imported interfaces (see `linker/imports.rs`).
     pub(crate) linkers: Arc<crate::linker::Linkers>,
     cache: Option<CompileCache>,
+    /// Whether instances come from a pool, whose unit a plugin must fit.
+    pooled: bool,
 }
 
 impl Runtime {
@@ -68,6 +70,7 @@ impl Runtime {
             engine,
             linkers: Arc::default(),
             cache: settings.cache,
+            pooled: settings.pooling.is_some(),
         })
     }
 
@@ -114,18 +117,32 @@ impl Runtime {
             Some(cache) => cache.load_or_compile(&self.engine, bytes),
             None => compiler::compile(&self.engine, bytes),
         };
-        compiled.map_err(|e| LoadError::Compile {
-            name: name.to_owned(),
-            reason: format!("{e:#}"),
-        })
+        compiled.map_err(|e| self.load_error(name, e))
+    }
+
+    /// What a failed compile or load says: a plugin too big for one unit of
+    /// the pool is told so, with the engine's numbers; anything else is an
+    /// invalid component.
+    fn load_error(&self, name: &str, e: wasmtime::Error) -> LoadError {
+        let reason = format!("{e:#}");
+        // wasmtime's checks of a component against the pool's per-component
+        // limits (core instances, memories, tables, sizes) all say this.
+        if self.pooled && reason.contains("pooling allocator") {
+            LoadError::Pool {
+                name: name.to_owned(),
+                reason,
+            }
+        } else {
+            LoadError::Compile {
+                name: name.to_owned(),
+                reason,
+            }
+        }
     }
 
     /// Precompiles a component for this engine (the bytes `pack` embeds).
     pub fn precompile(&self, bytes: &[u8], name: &str) -> Result<Vec<u8>, LoadError> {
-        compiler::precompile(&self.engine, bytes).map_err(|e| LoadError::Compile {
-            name: name.to_owned(),
-            reason: format!("{e:#}"),
-        })
+        compiler::precompile(&self.engine, bytes).map_err(|e| self.load_error(name, e))
     }
 
     /// Compiles component bytes once for `pack`: the precompiled code it
@@ -147,13 +164,8 @@ impl Runtime {
         // SAFETY: `precompiled` was made a line above, in this process, by
         // this engine: it is the compiler's own output, never bytes read
         // from anywhere.
-        let component =
-            unsafe { Component::deserialize(&self.engine, &precompiled) }.map_err(|e| {
-                LoadError::Compile {
-                    name: name.to_owned(),
-                    reason: format!("{e:#}"),
-                }
-            })?;
+        let component = unsafe { Component::deserialize(&self.engine, &precompiled) }
+            .map_err(|e| self.load_error(name, e))?;
         let loaded = self.prepare(component, name, None, None).await?;
         Ok((loaded, precompiled))
     }

@@ -45,6 +45,19 @@ pub enum LoadError {
         /// What the engine said.
         reason: String,
     },
+    /// One instance of the plugin needs more than one unit of the pooled
+    /// runtime ([`Pooling::per_instance`](crate::Pooling::per_instance),
+    /// [`Pooling::max_memory_bytes`](crate::Pooling::max_memory_bytes)):
+    /// the pool could not hold even one.
+    #[error(
+        "{name} does not fit the pooled runtime: {reason}; build the runtime with a larger Pooling::per_instance (core_instances, memories, tables) or Pooling::max_memory_bytes"
+    )]
+    Pool {
+        /// Where the component came from.
+        name: String,
+        /// What the engine said, with the numbers.
+        reason: String,
+    },
     /// The component imports interfaces this host does not provide.
     #[error(
         "{name} imports {missing}, which this host does not provide (it provides {}); build the plugin without them, e.g. with lingxi-plugin-sdk for wasm32-wasip2",

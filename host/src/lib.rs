@@ -124,7 +124,7 @@ pub mod types {
 pub use cache::CompileCache;
 #[cfg(feature = "compiler")]
 pub use compiler::precompile_for;
-pub use config::{Pooling, RuntimeConfig};
+pub use config::{InstanceShape, Pooling, RuntimeConfig};
 pub use effects::{Receipt, ReceiptSlot};
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};

@@ -406,19 +406,18 @@ pub const MAX_LEARN_NAME: usize = 64 * 1024;
 /// Most extra instances of one plugin in one session.
 pub const MAX_SPARES: usize = 3;
 
-/// Core instances one plugin component may have: a component built by the
-/// SDK has a handful (its module and the adapters' shims).
-pub const CORE_INSTANCES_PER_PLUGIN: u32 = 16;
+/// Core instances one instance of a plugin may have, and so what each of a
+/// pooled runtime's instances counts on: a Rust plugin has 3 (its module
+/// and the adapters' shims), a componentize-py one 14 (the interpreter
+/// and its libraries are modules of their own), a componentize-js one 4;
+/// the rest is headroom for native extensions.
+pub const CORE_INSTANCES_PER_PLUGIN: u32 = 32;
 
 /// Memories one plugin component may have (the SDK's have one).
 pub const MEMORIES_PER_PLUGIN: u32 = 2;
 
 /// Tables one plugin component may have (the SDK's have a few).
 pub const TABLES_PER_PLUGIN: u32 = 4;
-
-/// Slots for core instances, memories and tables are shared by all
-/// instances; most plugins use far fewer than the maxima above.
-pub const CORE_INSTANCES_PER_INSTANCE: u32 = 4;
 
 /// Most elements one table may have (function references of the guest).
 pub const TABLE_ELEMENTS: usize = 10_000;

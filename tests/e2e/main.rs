@@ -12,6 +12,7 @@ mod cross;
 mod embed;
 mod embed_contracts;
 mod embed_load;
+mod embed_pool;
 mod isolation;
 mod learn;
 mod lifecycle;

@@ -45,11 +45,12 @@ pub fn native_probe() -> PathBuf {
     root().join("target/bench-native/release/probe-native")
 }
 
-/// Builds the runtime-only base of packed plugins (release, on its own so
-/// that no other package's features are unified in) and returns it.
+/// Builds the runtime-only base of packed plugins (with its profile,
+/// `[profile.runtime]`, on its own so that no other package's features are
+/// unified in) and returns it.
 pub fn runtime_base() -> PathBuf {
-    cargo(&["build", "--release", "-p", "lingxi-wasm-rt"]);
-    root().join("target/release/lingxi-wasm-rt")
+    cargo(&["build", "--profile", "runtime", "-p", "lingxi-wasm-rt"]);
+    root().join("target/runtime/lingxi-wasm-rt")
 }
 
 /// Builds guest components (`-p` names) and returns their folder.
@@ -61,6 +62,23 @@ pub fn guests(names: &[&str]) -> PathBuf {
     args.extend(["--target-dir", "target/guests"]);
     cargo(&args);
     root().join("target/guests/wasm32-wasip2/guest")
+}
+
+/// The probe written in `code` (`py`, `js`: `examples/probe-<code>`),
+/// built by `scripts/componentize` into `out`; `None` (said) if that
+/// language's toolchain cannot be installed.
+pub fn polyglot_probe(code: &str, out: &Path) -> Option<PathBuf> {
+    let built = Command::new(root().join("scripts/componentize"))
+        .args([code, &format!("examples/probe-{code}")])
+        .arg(out)
+        .current_dir(root())
+        .status();
+    if built.is_ok_and(|s| s.success()) {
+        Some(out.to_owned())
+    } else {
+        println!("  {code}: skipped, scripts/componentize {code} failed (no toolchain?)");
+        None
+    }
 }
 
 /// `program` with the environment a LingXi host gives a plugin.

@@ -13,15 +13,19 @@
 //! - scaling: two plugins called from two tasks against one (target ≥ 1.7×
 //!   the calls per second on 2 cores), and a plugin's call latency while
 //!   another spins until its deadline, against its idle latency (target
-//!   within 2×).
+//!   within 2×);
+//! - polyglot: the probe in Rust, Python and JavaScript: per-session
+//!   create-and-initialize time and resident memory, split into the
+//!   instance's linear memory and the rest.
 //!
 //! Run: `cargo bench -p lingxi-wasm-host --bench embed` (all), or name
-//! sections after `--`: `p3`, `p4`, `scaling`.
+//! sections after `--`: `p3`, `p4`, `scaling`, `polyglot`.
 
 mod bare;
 #[path = "../common/mod.rs"]
 mod common;
 mod pipes;
+mod polyglot;
 
 use lingxi_wasm_host::CallOptions;
 use std::sync::Arc;
@@ -107,6 +111,9 @@ fn main() {
     }
     if run("scaling") {
         scaling(&tokio, &guests);
+    }
+    if run("polyglot") {
+        polyglot::rows(&tokio, &guests.probe);
     }
 }
 

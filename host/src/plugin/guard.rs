@@ -35,11 +35,7 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<(), CallError> {
-        let refusal = self
-            .tasks
-            .breaker()
-            .refusal(&self.manifest().id, &self.limits);
-        if let Some(refusal) = refusal {
+        if let Some(refusal) = self.tasks.refusal(&self.manifest().id, &self.limits) {
             return Err(refusal);
         }
         if self.live.as_ref().is_some_and(|live| live.in_call) {
@@ -202,10 +198,7 @@ impl PluginHost {
         let callers_budget = matches!(error, CallError::Timeout { .. })
             && deadline.budget() < self.limits.call_timeout;
         if !callers_budget {
-            let disabled = self
-                .tasks
-                .breaker()
-                .count(&error, &self.limits, &self.origin);
+            let disabled = self.tasks.count_crash(&error, &self.limits, &self.origin);
             // A disabled plugin's tasks end with it.
             if disabled {
                 let why = "the plugin was disabled after repeated crashes";

@@ -104,7 +104,7 @@ impl PluginHost {
     /// Prepares a plugin; nothing runs until the first call.
     pub fn new(component: PluginComponent, grant: Grant, limits: Limits) -> Self {
         let origin = Origin::new(&component.manifest().id);
-        PluginHost::with_origin(component, grant, limits, origin, Arc::default())
+        PluginHost::with_origin(component, grant, limits, origin, Arc::default(), None)
     }
 
     /// A plugin whose lines carry `origin` and whose calls count in `counters`.
@@ -114,6 +114,7 @@ impl PluginHost {
         limits: Limits,
         origin: Origin,
         counters: Arc<Counters>,
+        tasks: Option<Arc<TaskBoard>>,
     ) -> Self {
         let policy = Policy::decide(&component.manifest().capabilities, &grant);
         let id = &component.manifest().id;
@@ -134,12 +135,15 @@ impl PluginHost {
                 })
                 .ok()
         });
-        let tasks = TaskBoard::new(Recipe {
-            component: component.clone(),
-            grant: grant.clone(),
-            limits: limits.clone(),
-            origin: origin.clone(),
-            counters: counters.clone(),
+        // A set's session and a task's own host share a board made once.
+        let tasks = tasks.unwrap_or_else(|| {
+            TaskBoard::new(Recipe {
+                component: component.clone(),
+                grant: grant.clone(),
+                limits: limits.clone(),
+                origin: origin.clone(),
+                counters: counters.clone(),
+            })
         });
         PluginHost {
             component,
@@ -381,7 +385,7 @@ impl PluginHost {
 
     /// Whether the plugin was disabled after repeated traps, and why.
     pub fn disabled(&self) -> Option<String> {
-        self.tasks.breaker().disabled().map(str::to_owned)
+        self.tasks.disabled()
     }
 
     fn check_size(&self, label: &dyn Display, size: usize) -> Result<(), CallError> {

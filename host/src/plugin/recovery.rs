@@ -29,11 +29,12 @@ impl Breaker {
 
     /// The error every call gets once the plugin is disabled.
     pub(crate) fn refusal(&self, plugin: &str, limits: &Limits) -> Option<CallError> {
+        let last = self.disabled.clone()?;
         Some(CallError::Disabled {
             plugin: plugin.to_owned(),
             traps: limits.max_traps,
             window_secs: limits.trap_window.as_secs(),
-            last: self.disabled.clone()?,
+            last,
         })
     }
 

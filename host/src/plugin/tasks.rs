@@ -43,12 +43,6 @@ impl PluginHost {
         self.tasks.stop(TASK_STOP_WAIT).await;
     }
 
-    /// Takes `board` as its tasks and breaker (a set's board for the
-    /// plugin in one session).
-    pub(crate) fn share_tasks(&mut self, board: Arc<TaskBoard>) {
-        self.tasks = board;
-    }
-
     /// The host that runs task `id` of `board`'s plugin.
     pub(crate) fn for_task(board: &Arc<TaskBoard>, id: Arc<str>) -> PluginHost {
         let recipe = &board.recipe;
@@ -58,8 +52,8 @@ impl PluginHost {
             recipe.limits.clone(),
             recipe.origin.clone(),
             recipe.counters.clone(),
+            Some(board.clone()),
         );
-        host.tasks = board.clone();
         host.task = Some(id);
         host
     }

@@ -180,11 +180,9 @@ pub(super) fn prepared<'a>(
             member.limits.clone(),
             origin,
             member.counters.clone(),
+            context.boards.of(member).cloned(),
         );
         host.share_contracts(member.contracts.clone());
-        if let Some(board) = context.boards.of(member) {
-            host.share_tasks(board.clone());
-        }
         host.set_validation(member.validate);
         Instance {
             host,

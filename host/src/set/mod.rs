@@ -282,6 +282,7 @@ impl PluginSet {
             limits.clone(),
             origin,
             counters.clone(),
+            None,
         );
         let handshake = host
             .initialize(self.initialize.clone())

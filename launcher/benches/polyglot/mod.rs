@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{lingxi_spawn, median, root, session};
+use crate::common::{lingxi_spawn, median, polyglot_probe, session};
 
 const STARTS: usize = 15;
 const COLD_STARTS: usize = 3;
@@ -36,16 +36,10 @@ pub struct Row {
 pub fn rows(launcher: &Path, scratch: &Path) -> Vec<Row> {
     let mut rows = Vec::new();
     for (lang, code) in [("Python", "py"), ("JavaScript", "js")] {
-        let component = scratch.join(format!("probe-{code}.wasm"));
-        let built = Command::new(root().join("scripts/componentize"))
-            .args([code, &format!("examples/probe-{code}")])
-            .arg(&component)
-            .current_dir(root())
-            .status();
-        if !built.is_ok_and(|s| s.success()) {
-            println!("  {lang}: skipped, scripts/componentize {code} failed (no toolchain?)");
+        let Some(component) = polyglot_probe(code, &scratch.join(format!("probe-{code}.wasm")))
+        else {
             continue;
-        }
+        };
         rows.push(measure(lang, launcher, &component, scratch));
     }
     rows
