@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::thread;
 
 use wasmtime::component::Component;
 use wasmtime::{Engine, Store};
@@ -17,10 +16,11 @@ use crate::compiler::{self, engine_hash};
 use crate::config::RuntimeConfig;
 use crate::error::LoadError;
 use crate::limits::MAX_PLUGIN_FILE;
-use crate::limits::{Deadline, EPOCH_TICK, Expired, Limits, MemoryCap, OutputBudget};
+use crate::limits::{Deadline, Expired, Limits, MemoryCap, OutputBudget};
 use crate::observe::Origin;
 use crate::pack::Packed;
 use crate::state::HostState;
+use crate::ticker::Ticker;
 
 /// A wasmtime engine configured for plugins, with its epoch ticker.
 #[derive(Clone)]
@@ -31,6 +31,8 @@ pub struct Runtime {
     cache: Option<CompileCache>,
     /// Whether instances come from a pool, whose unit a plugin must fit.
     pooled: bool,
+    /// The epoch ticker, started with the first store.
+    ticker: Ticker,
 }
 
 impl Runtime {
@@ -40,8 +42,10 @@ impl Runtime {
         Runtime::with_config(RuntimeConfig::default())
     }
 
-    /// Creates the engine as `settings` say and starts the epoch ticker
-    /// thread (which stops when the last clone of the engine is dropped).
+    /// Creates the engine as `settings` say. Its epoch ticker thread (the
+    /// ticks that stop a guest at its deadline) starts with the first
+    /// instance, before any guest code runs, and stops when the last clone
+    /// of the engine is dropped.
     pub fn with_config(settings: RuntimeConfig) -> Result<Self, LoadError> {
         // Changed further only on Linux x86-64 (code memory) or by `tune`.
         #[allow(unused_mut)]
@@ -53,24 +57,12 @@ impl Runtime {
             tune(&mut config);
         }
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
-
-        let weak = engine.weak();
-        thread::Builder::new()
-            .name("lingxi-wasm-epoch".into())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    thread::sleep(EPOCH_TICK);
-                }
-            })
-            .map_err(|e| LoadError::Engine(format!("cannot start the epoch thread: {e}")))?;
-
         Ok(Runtime {
             engine,
             linkers: Arc::default(),
             cache: settings.cache,
             pooled: settings.pooling.is_some(),
+            ticker: Ticker::default(),
         })
     }
 
@@ -319,7 +311,9 @@ impl Runtime {
         };
         let limits = Limits::default();
         let origin = Origin::new(name);
-        let mut store = self.store(WasiCtxBuilder::new(), &origin, &limits);
+        let mut store = self
+            .store(WasiCtxBuilder::new(), &origin, &limits)
+            .map_err(LoadError::Engine)?;
         let call = async {
             let bindings = pre.instantiate_async(&mut store).await?;
             bindings
@@ -339,13 +333,15 @@ impl Runtime {
 
     /// A fresh store with `wasi` and the memory cap. Deadlines are the
     /// caller's timer: the guest yields to it at every epoch tick, so a
-    /// spinning guest is stopped like one blocked in WASI.
+    /// spinning guest is stopped like one blocked in WASI. Fails only if
+    /// the epoch ticker cannot be started.
     pub(crate) fn store(
         &self,
         mut wasi: WasiCtxBuilder,
         origin: &Origin,
         limits: &Limits,
-    ) -> Store<HostState> {
+    ) -> Result<Store<HostState>, String> {
+        self.ticker.start(&self.engine)?;
         let state = HostState {
             origin: origin.clone(),
             wasi: wasi.build(),
@@ -366,7 +362,7 @@ impl Runtime {
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
-        store
+        Ok(store)
     }
 }
 

@@ -110,6 +110,7 @@ mod stdio;
 pub mod storage;
 mod tasks;
 mod text;
+mod ticker;
 
 /// The WIT types of the `lingxi:plugin` world, as the host sees them.
 pub mod types {

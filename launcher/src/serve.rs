@@ -3,6 +3,9 @@
 //! `lingxi-wasm-run` and the runtime-only `lingxi-wasm-rt` both use it.
 
 use std::io::{self, BufWriter, IsTerminal};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tracing_appender::non_blocking::{NonBlocking, WorkerGuard};
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack::Packed;
@@ -68,24 +71,23 @@ pub fn printable_lines(text: &str) -> String {
 /// directive such as `debug` or `lingxi_wasm=trace`). Lines are written by a
 /// thread of their own: the thread that runs plugin calls and their
 /// deadlines never blocks on a stderr pipe nobody reads. If that pipe stays
-/// full, lines are dropped rather than waited for. The returned guard writes
-/// out what is queued when dropped.
-pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+/// full, lines are dropped rather than waited for. The thread starts with
+/// the first line (a plugin's start usually logs nothing, and a thread
+/// started before the plugin's code is published makes each page
+/// protection change a cross-CPU flush). The returned [`Logs`] writes out
+/// what is queued when dropped.
+pub fn init_logging() -> Logs {
     crate::identity::keep();
     crate::words::install();
-    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        // Queued lines are allocated up front: keep the start cheap.
-        .buffered_lines_limit(1024)
-        .thread_name("lingxi-wasm-log")
-        .finish(io::stderr());
+    let writer = LazyStderr::default();
+    let logs = Logs(writer.guard.clone());
     let ansi = io::stderr().is_terminal();
     let default = tracing_subscriber::fmt::format()
         .with_target(false)
         .with_ansi(ansi)
         .without_time();
     let fmt = tracing_subscriber::fmt()
-        .with_writer(stderr)
+        .with_writer(writer)
         .with_ansi(ansi)
         .event_format(logfmt::LineFormat { default });
     match std::env::var("LINGXI_WASM_LOG") {
@@ -111,7 +113,44 @@ pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
             fmt.finish().with(filter).init()
         }
     }
-    guard
+    logs
+}
+
+/// The log's writer thread, once a line started it: dropping this writes
+/// out what is queued (see [`init_logging`]).
+pub struct Logs(Arc<Mutex<Option<WorkerGuard>>>);
+
+impl Drop for Logs {
+    fn drop(&mut self) {
+        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(guard);
+    }
+}
+
+/// Writes log lines through the writer thread, started by the first line.
+#[derive(Clone, Default)]
+struct LazyStderr {
+    writer: Arc<OnceLock<NonBlocking>>,
+    guard: Arc<Mutex<Option<WorkerGuard>>>,
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LazyStderr {
+    type Writer = NonBlocking;
+
+    fn make_writer(&'a self) -> NonBlocking {
+        self.writer
+            .get_or_init(|| {
+                let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+                    .lossy(true)
+                    // Queued lines are allocated up front: keep it small.
+                    .buffered_lines_limit(1024)
+                    .thread_name("lingxi-wasm-log")
+                    .finish(io::stderr());
+                *self.guard.lock().unwrap_or_else(|e| e.into_inner()) = Some(guard);
+                stderr
+            })
+            .clone()
+    }
 }
 
 /// The single-threaded runtime every plugin call of this process runs on.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub const SNAPSHOT: &str = r#"{"id":"A","method":"host.snapshot","params":{"observedAt":821692800,"ipcVersion":1,"workspace":{"rootPath":"/repo","isGitRepository":true,"coreVersion":"1.1.0"}}}"#;
+pub const SNAPSHOT: &str = r#"{"id":"A","method":"host.snapshot","params":{"observedAt":821692800,"ipcVersion":1,"workspace":{"rootPath":"/tmp","isGitRepository":true,"coreVersion":"1.1.0"}}}"#;
 pub const INIT: &str = r#"{"id":"B","method":"plugin.initialize","params":{"hostIPCVersion":1,"coreVersion":"1.1.0"}}"#;
 pub const CALL: &str = r#"{"id":"C","method":"tool.execute","params":{"toolName":"probe.echo","arguments":"{\"q\":1}","sessionID":"s","toolCallID":"c"}}"#;
 

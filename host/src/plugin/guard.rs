@@ -35,7 +35,11 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<(), CallError> {
-        if let Some(refusal) = self.tasks.refusal(&self.manifest().id, &self.limits) {
+        if let Some(refusal) = self
+            .tasks
+            .breaker
+            .refusal(&self.manifest().id, &self.limits)
+        {
             return Err(refusal);
         }
         if self.live.as_ref().is_some_and(|live| live.in_call) {
@@ -198,7 +202,7 @@ impl PluginHost {
         let callers_budget = matches!(error, CallError::Timeout { .. })
             && deadline.budget() < self.limits.call_timeout;
         if !callers_budget {
-            let disabled = self.tasks.count_crash(&error, &self.limits, &self.origin);
+            let disabled = self.tasks.breaker.count(&error, &self.limits, &self.origin);
             // A disabled plugin's tasks end with it.
             if disabled {
                 let why = "the plugin was disabled after repeated crashes";

@@ -52,7 +52,13 @@ impl PluginHost {
         let data_writable = self.mount_data(&mut wasi);
         let trap = self.mount_trap(&mut wasi, root.as_deref());
         let runtime = &self.component.runtime;
-        let mut store = runtime.store(wasi, &self.origin, &self.limits);
+        let instantiate_error = |reason: String| CallError::Instantiate {
+            plugin: id.clone(),
+            reason,
+        };
+        let mut store = runtime
+            .store(wasi, &self.origin, &self.limits)
+            .map_err(instantiate_error)?;
         self.counters.instance();
         store.data_mut().http.allow(net.clone(), effects.clone());
         store.data_mut().effects = effects;
@@ -64,10 +70,6 @@ impl PluginHost {
             board: self.tasks.clone(),
             task: self.task.clone(),
         });
-        let instantiate_error = |reason: String| CallError::Instantiate {
-            plugin: id.clone(),
-            reason,
-        };
         let instantiating = self.component.pre.instantiate_async(&mut store);
         let bindings = match deadline.run(instantiating).await {
             Ok(result) => result.map_err(|e| {

@@ -23,7 +23,7 @@ pub(crate) use snapshot::replaces;
 
 use call::{Call, Reply};
 use handshake::{handshake_size, manifest_differences};
-pub(crate) use recovery::Breaker;
+pub(crate) use recovery::SharedBreaker;
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -385,7 +385,7 @@ impl PluginHost {
 
     /// Whether the plugin was disabled after repeated traps, and why.
     pub fn disabled(&self) -> Option<String> {
-        self.tasks.disabled()
+        self.tasks.breaker.disabled()
     }
 
     fn check_size(&self, label: &dyn Display, size: usize) -> Result<(), CallError> {

@@ -2,6 +2,8 @@
 //! and the breaker that disables a plugin that keeps crashing.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use wasmtime::Trap;
@@ -62,6 +64,59 @@ impl Breaker {
             return first;
         }
         false
+    }
+}
+
+/// A [`Breaker`] shared by a plugin's calls and tasks (it lives on the
+/// plugin's task board): every call asks it with one atomic load while the
+/// plugin is not disabled; only a crash and a disabled plugin take its lock.
+#[derive(Debug, Default)]
+pub(crate) struct SharedBreaker {
+    breaker: Mutex<Breaker>,
+    /// Whether the breaker disabled the plugin (set and cleared under the
+    /// lock).
+    tripped: AtomicBool,
+}
+
+impl SharedBreaker {
+    fn lock(&self) -> MutexGuard<'_, Breaker> {
+        // A poisoned lock only means a panic elsewhere; the value is whole.
+        self.breaker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The error every call and task start gets once the plugin is
+    /// disabled; `None` while it is not.
+    pub(crate) fn refusal(&self, plugin: &str, limits: &Limits) -> Option<CallError> {
+        if !self.tripped.load(Ordering::Acquire) {
+            return None;
+        }
+        self.lock().refusal(plugin, limits)
+    }
+
+    /// Why the plugin is disabled, if it is.
+    pub(crate) fn disabled(&self) -> Option<String> {
+        if !self.tripped.load(Ordering::Acquire) {
+            return None;
+        }
+        self.lock().disabled().map(str::to_owned)
+    }
+
+    /// Counts a crash of a call or task; returns whether it disabled the
+    /// plugin.
+    pub(crate) fn count(&self, error: &CallError, limits: &Limits, origin: &Origin) -> bool {
+        let mut breaker = self.lock();
+        let disabled = breaker.count(error, limits, origin);
+        if breaker.disabled().is_some() {
+            self.tripped.store(true, Ordering::Release);
+        }
+        disabled
+    }
+
+    /// Starts over: no traps, not disabled.
+    pub(crate) fn reset(&self) {
+        let mut breaker = self.lock();
+        *breaker = Breaker::default();
+        self.tripped.store(false, Ordering::Release);
     }
 }
 

@@ -3,7 +3,6 @@
 //! stopping, and the events.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -13,20 +12,15 @@ use tokio_util::sync::CancellationToken;
 use super::shared::{Events, Recipe, SessionTasks, new_id, new_stream};
 use super::{TaskError, TaskEvent, TaskHandle, TaskProgress, TaskState, is_running};
 use crate::bindings::lingxi::plugin::types as wit;
-use crate::error::CallError;
-use crate::limits::{Limits, MAX_NAME, MAX_PROGRESS_MESSAGE};
-use crate::observe::Origin;
-use crate::plugin::Breaker;
+use crate::limits::{MAX_NAME, MAX_PROGRESS_MESSAGE};
+use crate::plugin::SharedBreaker;
 use crate::text::shown_name;
 
 /// One plugin's tasks.
 pub(crate) struct TaskBoard {
     pub(crate) recipe: Recipe,
     /// The plugin's crash breaker: its calls and its tasks count here.
-    breaker: Mutex<Breaker>,
-    /// Whether the breaker disabled the plugin: read by every call without
-    /// the lock (set and cleared only under it).
-    tripped: AtomicBool,
+    pub(crate) breaker: SharedBreaker,
     tasks: Mutex<Tasks>,
     events: Events,
     session: Option<Arc<SessionTasks>>,
@@ -73,8 +67,7 @@ impl TaskBoard {
     ) -> Arc<Self> {
         Arc::new(TaskBoard {
             recipe,
-            breaker: Mutex::default(),
-            tripped: AtomicBool::new(false),
+            breaker: SharedBreaker::default(),
             tasks: Mutex::default(),
             events,
             session,
@@ -85,39 +78,6 @@ impl TaskBoard {
     /// Subscribes to `events`, making its channel if nobody did yet.
     pub(crate) fn subscribe_to(events: &Events) -> broadcast::Receiver<TaskEvent> {
         events.get_or_init(new_stream).subscribe()
-    }
-
-    fn breaker(&self) -> MutexGuard<'_, Breaker> {
-        // A poisoned lock only means a panic elsewhere; the value is whole.
-        self.breaker.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The error every call and task start gets once the crash breaker
-    /// disabled the plugin; `None` (one atomic load) while it has not.
-    pub(crate) fn refusal(&self, plugin: &str, limits: &Limits) -> Option<CallError> {
-        if !self.tripped.load(Ordering::Acquire) {
-            return None;
-        }
-        self.breaker().refusal(plugin, limits)
-    }
-
-    /// Why the crash breaker disabled the plugin, if it did.
-    pub(crate) fn disabled(&self) -> Option<String> {
-        if !self.tripped.load(Ordering::Acquire) {
-            return None;
-        }
-        self.breaker().disabled().map(str::to_owned)
-    }
-
-    /// Counts a crash of a call or task; returns whether it disabled the
-    /// plugin.
-    pub(crate) fn count_crash(&self, error: &CallError, limits: &Limits, origin: &Origin) -> bool {
-        let mut breaker = self.breaker();
-        let disabled = breaker.count(error, limits, origin);
-        if breaker.disabled().is_some() {
-            self.tripped.store(true, Ordering::Release);
-        }
-        disabled
     }
 
     fn lock(&self) -> MutexGuard<'_, Tasks> {
@@ -159,7 +119,7 @@ impl TaskBoard {
                 limit: limits.max_result_bytes,
             });
         }
-        if let Some(refusal) = self.refusal(&plugin, limits) {
+        if let Some(refusal) = self.breaker.refusal(&plugin, limits) {
             return Err(TaskError::Disabled(refusal.to_string()));
         }
         let executor = super::executor()?;
@@ -429,9 +389,7 @@ impl TaskBoard {
     /// plugin deactivated and used again), with a fresh breaker.
     pub(crate) fn reopen(&self) {
         self.lock().stopping = false;
-        let mut breaker = self.breaker();
-        *breaker = Breaker::default();
-        self.tripped.store(false, Ordering::Release);
+        self.breaker.reset();
     }
 
     /// How many of its tasks have not ended yet.
