@@ -80,7 +80,7 @@ pub fn init_logging() -> Logs {
     crate::identity::keep();
     crate::words::install();
     let writer = LazyStderr::default();
-    let logs = Logs(writer.guard.clone());
+    let logs = Logs(writer.clone());
     let ansi = io::stderr().is_terminal();
     let default = tracing_subscriber::fmt::format()
         .with_target(false)
@@ -116,13 +116,32 @@ pub fn init_logging() -> Logs {
     logs
 }
 
+/// Log lines queued for the writer thread before more are dropped: a
+/// burst (a plugin logging in a loop) outruns a thread writing a line per
+/// system call. The queue is allocated when the first line is logged.
+const LOG_QUEUE_LINES: usize = 16_384;
+
 /// The log's writer thread, once a line started it: dropping this writes
-/// out what is queued (see [`init_logging`]).
-pub struct Logs(Arc<Mutex<Option<WorkerGuard>>>);
+/// out what is queued (see [`init_logging`]), after a line saying how many
+/// were dropped, if any were.
+pub struct Logs(LazyStderr);
 
 impl Drop for Logs {
     fn drop(&mut self) {
-        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(writer) = self.0.writer.get() {
+            let dropped = writer.error_counter().dropped_lines();
+            if dropped > 0 {
+                tracing::warn!(
+                    "{dropped} log lines were dropped: stderr was not read as fast as they came"
+                );
+            }
+        }
+        let guard = self
+            .0
+            .guard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         drop(guard);
     }
 }
@@ -142,8 +161,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LazyStderr {
             .get_or_init(|| {
                 let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
                     .lossy(true)
-                    // Queued lines are allocated up front: keep it small.
-                    .buffered_lines_limit(1024)
+                    .buffered_lines_limit(LOG_QUEUE_LINES)
                     .thread_name("lingxi-wasm-log")
                     .finish(io::stderr());
                 *self.guard.lock().unwrap_or_else(|e| e.into_inner()) = Some(guard);

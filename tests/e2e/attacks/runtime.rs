@@ -55,6 +55,67 @@ fn out_stderr_never_read_leaves_stdout_protocol_only() {
     }
 }
 
+/// The testbed's stderr after `calls` calls of `log-flood 10000` (10 MB of
+/// log lines each) made while nobody read stderr: the writer thread is
+/// stuck on the full pipe, yet every call is answered; a reader comes once
+/// they are. Returns stderr and how many flood lines it holds.
+fn burst_then_late_reader(calls: usize) -> (String, usize) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Session::command(&guest("testbed"), &[], "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for id in 0..calls {
+        let call = json!({"id": id.to_string(), "method": "tool.execute",
+                          "params": tool("log-flood", "10000")});
+        writeln!(stdin, "{call}").unwrap();
+        let mut response = String::new();
+        stdout.read_line(&mut response).unwrap();
+        assert!(response.contains("logged 10000"), "{response}");
+    }
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut stderr = String::new();
+        let _ = stderr_pipe.read_to_string(&mut stderr);
+        stderr
+    });
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let stderr = reader.join().unwrap();
+    let line = "y".repeat(1024);
+    let logged = stderr.lines().filter(|l| l.contains(&line)).count();
+    (stderr, logged)
+}
+
+/// One call's burst waits in the writer's queue (it holds about one call's
+/// output budget of 1 KiB lines) instead of being dropped; two calls' do
+/// not fit, and the log says how many lines were dropped.
+#[test]
+fn out_a_log_burst_waits_for_a_late_stderr_reader_and_drops_are_counted() {
+    let (stderr, logged) = burst_then_late_reader(1);
+    assert_eq!(logged, 10_000, "log lines dropped");
+    assert!(!stderr.contains("were dropped"), "a drop was reported");
+    let (stderr, logged) = burst_then_late_reader(2);
+    assert!(logged < 20_000, "{logged}");
+    // The count covers every dropped line (a host line may be among them).
+    let said = stderr
+        .lines()
+        .find_map(|l| {
+            l.split(" log lines were dropped")
+                .next()
+                .filter(|_| l.contains("were dropped"))
+        })
+        .and_then(|head| head.rsplit(' ').next()?.parse::<usize>().ok());
+    assert!(
+        said.is_some_and(|n| n >= 20_000 - logged),
+        "{logged} flood lines logged, drop notice {said:?}"
+    );
+}
+
 // ---- crashes -------------------------------------------------------------------
 
 #[test]
