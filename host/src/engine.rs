@@ -356,6 +356,7 @@ impl Runtime {
             writes: Default::default(),
             effects: Default::default(),
             names: Default::default(),
+            files: Default::default(),
             tasks: None,
         };
         let mut store = Store::new(&self.engine, state);

@@ -380,6 +380,15 @@ pub const MAX_LOGGED_HOST: usize = 253;
 /// said once (a plugin can ask for refused destinations in a loop).
 pub const MAX_LOGGED_DENIALS: u32 = 32;
 
+/// Longest path a file refusal's log line shows; a longer one is cut (a
+/// plugin chooses the paths it asks for).
+pub const MAX_LOGGED_PATH: usize = 512;
+
+/// File refusals one call may log; the instance's own bound is
+/// [`MAX_LOGGED_DENIALS`]. A call past it leaves the rest of the
+/// instance's lines to later calls.
+pub const MAX_LOGGED_FILE_DENIALS_PER_CALL: u32 = 8;
+
 // Receipts: what a call did (see `effects`).
 
 /// Most entries each list of a receipt holds (files, variables, lookups,

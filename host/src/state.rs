@@ -39,8 +39,10 @@ pub struct HostState {
     pub(crate) writes: crate::linker::writes::WriteTracker,
     /// What the running call did, while a receipt is asked for.
     pub(crate) effects: Arc<crate::effects::Effects>,
-    /// The path each descriptor was opened by, and the learning trap.
+    /// The path each descriptor was opened by, and the trap.
     pub(crate) names: crate::linker::names::FdNames,
+    /// What file refusals say, and how many this instance logged.
+    pub(crate) files: crate::linker::refusals::FileRefusals,
     /// The plugin's background tasks, if this instance may use them.
     pub(crate) tasks: Option<crate::tasks::TaskLink>,
 }

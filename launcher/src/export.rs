@@ -319,7 +319,7 @@ fn skill(name: &str, manifest: &Manifest, catalog: &Catalog) -> String {
         p(&manifest.description)
     );
     out.push_str(&format!(
-        "These tools come from the MCP server `{name}` of this package: the LingXi plugin `{}` {}, run in a WebAssembly sandbox by lingxi-wasm. It reaches only what its user granted; a call that needs more fails and says which grant is missing.\n",
+        "These tools come from the MCP server `{name}` of this package: the LingXi plugin `{}` {}, run in a WebAssembly sandbox by lingxi-wasm. It reaches only what its user granted; a file or network access outside its grants is refused, the server's log names the setting that would allow it, and a call that fails because of it says so in its error (`refused by the sandbox: …; allow it with …`).\n",
         p(&manifest.id),
         p(&manifest.version)
     ));

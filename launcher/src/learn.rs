@@ -66,7 +66,7 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!ceiling.no_validate);
     host.set_learning(true)
-        .context("cannot make the learning trap's empty folder")?;
+        .context("cannot start learning mode")?;
     let slot = ReceiptSlot::for_learning();
     host.keep_receipts(Some(slot.clone()));
     let id = host.manifest().id.clone();

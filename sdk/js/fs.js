@@ -57,8 +57,9 @@ const CODES = {
 };
 
 /**
- * A failed file operation. `code` is the Node.js code (`ENOENT`, `EACCES`,
- * `EROFS`, `ENOTCAPABLE` for a path outside every mounted directory…).
+ * A failed file operation. `code` is the Node.js code (`ENOENT`, `EROFS`,
+ * `EACCES` for a path outside every mounted directory, refused by the host,
+ * which logs the setting that would allow it…).
  * It is a PluginError: thrown from a tool, its message is the answer.
  */
 export class FsError extends PluginError {
@@ -239,13 +240,14 @@ export function createFs(getDirectories) {
       });
     },
 
-    /** Whether the path exists (false also when it is outside every mounted directory). */
+    /** Whether the path exists (false also when it is outside every mounted directory, which the host refuses and logs). */
     exists(path) {
       try {
         fs.stat(path);
         return true;
       } catch (e) {
-        if (e instanceof FsError && (e.code === 'ENOENT' || e.code === 'ENOTCAPABLE')) return false;
+        // EACCES: outside every mount, the host refuses every path alike.
+        if (e instanceof FsError && ['ENOENT', 'ENOTCAPABLE', 'EACCES'].includes(e.code)) return false;
         throw e;
       }
     },
@@ -262,6 +264,8 @@ export function createFs(getDirectories) {
       const parts = normalize(path).split('/').slice(1);
       for (let i = 1; i <= parts.length; i++) {
         const sub = '/' + parts.slice(0, i).join('/');
+        // A folder above a mount exists, and is not the plugin's to make.
+        if (i < parts.length && mounted().some(([, p]) => p.startsWith(sub + '/'))) continue;
         try {
           const [dir, rel] = locate(sub, 'mkdir');
           if (rel === '.') continue;

@@ -98,8 +98,13 @@ pub(crate) fn resolve(given: &str, access: PathAccess, roots: &Roots) -> Result<
         match allowed.iter().find_map(|root| strip_root(path, root)) {
             Some(found) => found,
             None => {
+                let write = matches!(access, PathAccess::Write);
+                let rule = crate::policy::files::outside_rule(
+                    crate::policy::files::folder_of(given),
+                    write,
+                );
                 return Err(format!(
-                    "is outside the granted directories: {}",
+                    "is outside the granted directories: {}; allow it with {rule}",
                     roots.listed(access)
                 ));
             }

@@ -63,10 +63,10 @@ pub struct Receipt {
     /// Outgoing HTTP requests (`wasi:http`).
     pub http: Vec<HttpRequest>,
     /// What the sandbox refused, each with the rule that would allow it:
-    /// what reaches the host (network destinations and lookups outside
-    /// the allow-list, writes to a read-only mount, paths escaping one).
-    /// A path outside every mount and a socket without `networkAccess`
-    /// fail inside the guest unseen, except in learning mode
+    /// network destinations and lookups outside the allow-list, paths
+    /// outside every mount, writes to a read-only mount, paths escaping one.
+    /// A socket without `networkAccess` fails inside the guest unseen,
+    /// except in learning mode
     /// ([`PluginHost::set_learning`](crate::PluginHost::set_learning)).
     pub refused: Vec<Refusal>,
     /// The background tasks the call started, by id (at most as many as

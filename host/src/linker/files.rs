@@ -2,8 +2,9 @@
 //! one place: each marks the data directory for its quota check when it
 //! can add bytes or entries (`writes.rs`), names the descriptors it hands
 //! out (`names.rs`), records what it did while a call is being recorded
-//! (`effects`), and, while learning, refuses and records every path that
-//! reached the learning trap (a path outside every mount).
+//! (`effects`), refuses every path that reached the trap (a path outside
+//! every mount: `trap.rs`), and reports each refusal with the setting that
+//! would allow it (`refusals.rs`).
 //!
 //! WASI's descriptors still decide what can be reached: a wrapper never
 //! widens a call, it only refuses one (the trap, a hard link across
@@ -20,7 +21,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::p2::bindings::io::streams::{InputStream, OutputStream};
 
-use super::names::{TRAP_PATH, allow_path};
+use super::names::TRAP_PATH;
 use crate::effects::{Op, Target, count_input, count_output};
 use crate::state::HostState;
 
@@ -42,16 +43,14 @@ fn answer<T>(fs: &mut WasiFilesystemCtxView<'_>, r: FsResult<T>) -> Answer<T> {
 }
 
 impl HostState {
-    /// `path` under descriptor `fd`, named only while a call is recorded
-    /// (nobody asking pays for no string).
+    /// `path` under descriptor `fd`, as one absolute path: every refusal
+    /// and receipt names files by it.
     fn joined(&self, fd: u32, path: &str) -> String {
-        match self.effects.active() {
-            true => self.names.join(fd, path),
-            false => String::new(),
-        }
+        self.names.join(fd, path)
     }
 
-    /// The path of descriptor `fd`, while a call is recorded.
+    /// The path of descriptor `fd`, while a call is recorded (a refusal
+    /// names it itself: see [`did_fd`](Self::did_fd)).
     fn named(&self, fd: u32) -> String {
         match self.effects.active() {
             true => self.names.of(fd),
@@ -59,33 +58,40 @@ impl HostState {
         }
     }
 
-    /// Refuses a path call through the learning trap: records it (`what`
-    /// done to the path) and answers `access`, as for a path no mount
-    /// covers.
-    fn trapped(&self, fd: u32, path: &str, what: &str, write: bool) -> Option<ErrorCode> {
+    /// Refuses a path call through the trap (`what` done to the path):
+    /// reports it and answers `access`, whether or not the path exists on
+    /// the host.
+    fn trapped(&mut self, fd: u32, path: &str, what: &str, write: bool) -> Option<ErrorCode> {
         if !self.names.is_trap(fd) {
             return None;
         }
         let full = self.names.join(fd, path);
-        self.effects
-            .refused(|| format!("{what} {full}"), || allow_path(&full, write));
+        self.refused_file(what, &full, write, true);
         Some(ErrorCode::Access)
     }
 
-    /// Records what a path call did, or what it was refused.
-    fn did<T>(&self, path: &str, op: Op, directory: bool, answer: &Result<T, ErrorCode>) {
-        if !self.effects.active() {
-            return;
-        }
+    /// Records what a path call did while a call is recorded, and reports
+    /// what a mount refused (a `..` or a link out of it, a write to a
+    /// read-only one).
+    fn did<T>(&mut self, path: &str, op: Op, directory: bool, answer: &Result<T, ErrorCode>) {
         match answer {
-            Ok(_) => self.effects.file(path, op, directory),
+            Ok(_) if self.effects.active() => self.effects.file(path, op, directory),
+            Ok(_) => {}
             Err(ErrorCode::NotPermitted | ErrorCode::Access) => {
                 let write = !matches!(op, Op::Read | Op::List);
                 let what = if write { "write" } else { "read" };
-                self.effects
-                    .refused(|| format!("{what} {path}"), || allow_path(path, write));
+                self.refused_file(what, path, write, false);
             }
             Err(_) => {}
+        }
+    }
+
+    /// [`did`](Self::did) for a call on descriptor `fd` itself, named only
+    /// when recorded or refused.
+    fn did_fd<T>(&mut self, fd: u32, op: Op, directory: bool, answer: &Result<T, ErrorCode>) {
+        if self.effects.active() || answer.is_err() {
+            let path = self.names.of(fd);
+            self.did(&path, op, directory, answer);
         }
     }
 }
@@ -185,10 +191,11 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wrap!(i, "[method]descriptor.link-at",
     (fd: Fd, pf: PathFlags, old: String, new_fd: Fd, new: String), link_at,
     |state, note, result| before {
+        trap!(state, new_fd.rep(), &new, "link", true);
+        trap!(state, fd.rep(), &old, "link", false);
         if fd.rep() != new_fd.rep() {
             return Ok((Err(ErrorCode::CrossDevice),));
         }
-        trap!(state, fd.rep(), &new, "create", true);
         state.writes.wrote = true;
         (state.joined(fd.rep(), &new), state.joined(fd.rep(), &old))
     } after {
@@ -206,7 +213,10 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         state.writes.wrote = true;
         (state.joined(fd.rep(), &old), state.joined(new_fd.rep(), &new))
     } after {
-        state.did(&note.0, Op::Remove, false, result);
+        // A refused rename is reported once, by where it was going.
+        if result.is_ok() {
+            state.did(&note.0, Op::Remove, false, result);
+        }
         state.did(&note.1, Op::Create, false, result);
     });
     wrap!(i, "[method]descriptor.unlink-file-at", (fd: Fd, path: String), unlink_file_at,
@@ -247,8 +257,8 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     wrap!(i, "[method]descriptor.read-directory", (fd: Fd), read_directory,
         |state, path, result| before {
             trap!(state, fd.rep(), "", "list", false);
-            state.named(fd.rep())
-        } after { state.did(&path, Op::List, true, result) });
+            fd.rep()
+        } after { state.did_fd(path, Op::List, true, result) });
     wrap!(i, "[method]descriptor.read", (fd: Fd, len: u64, offset: u64), read,
     |state, path, result| before { state.named(fd.rep()) }
     after {
@@ -257,20 +267,20 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         }
     });
     wrap!(i, "[method]descriptor.write", (fd: Fd, buffer: Vec<u8>, offset: u64), write,
-    |state, path, result| before {
+    |state, note, result| before {
         state.writes.wrote = true;
-        state.named(fd.rep())
+        (fd.rep(), state.named(fd.rep()))
     } after {
         match result {
-            Ok(written) => state.effects.bytes(&path, 0, *written),
-            Err(_) => state.did(&path, Op::Write, false, result),
+            Ok(written) => state.effects.bytes(&note.1, 0, *written),
+            Err(_) => state.did_fd(note.0, Op::Write, false, result),
         }
     });
     wrap!(i, "[method]descriptor.set-size", (fd: Fd, size: u64), set_size,
-        |state, path, result| before {
+        |state, rep, result| before {
             state.writes.wrote = true;
-            state.named(fd.rep())
-        } after { state.did(&path, Op::Write, false, result) });
+            fd.rep()
+        } after { state.did_fd(rep, Op::Write, false, result) });
     i.func_wrap(
         "[method]descriptor.read-via-stream",
         |mut store, (fd, offset): (Fd, u64)| {
@@ -319,13 +329,14 @@ fn streamed(
 ) -> Answer<Resource<OutputStream>> {
     let state = store.data_mut();
     state.writes.wrote = true;
-    let path = state.named(fd.rep());
+    let rep = fd.rep();
+    let path = state.named(rep);
     let answer = {
         let mut fs = state.filesystem();
         let result = call(&mut fs, fd);
         answer(&mut fs, result)?
     };
-    state.did(&path, Op::Write, false, &answer.0);
+    state.did_fd(rep, Op::Write, false, &answer.0);
     if let Ok(stream) = &answer.0 {
         state.writes.streams.push(stream.rep());
         if state.effects.active() {
@@ -335,20 +346,24 @@ fn streamed(
     Ok(answer)
 }
 
-/// `get-directories`, naming each preopen by its mount path and finding
-/// the learning trap among them.
+/// `get-directories`, naming each preopen by its mount path, and the trap
+/// after them (a guest takes the longest mount a path lies in, so the trap
+/// at `/` gets only what no other mount covers).
 fn link_preopens(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     let mut i = linker.instance(PREOPENS_INTERFACE)?;
     i.func_wrap(
         "get-directories",
         |mut store: StoreContextMut<'_, HostState>, (): ()| {
             let state = store.data_mut();
-            let directories = preopens::Host::get_directories(&mut state.filesystem())?;
+            let mut directories = preopens::Host::get_directories(&mut state.filesystem())?;
             for (fd, path) in &directories {
-                if state.names.trap_mounted && path == TRAP_PATH {
-                    state.names.trap = Some(fd.rep());
-                }
                 state.names.name(fd.rep(), path.clone());
+            }
+            if let Some(trap) = state.names.trap_dir.clone() {
+                let fd = state.table.push(Descriptor::Dir(trap))?;
+                state.names.trap = Some(fd.rep());
+                state.names.name(fd.rep(), TRAP_PATH.to_owned());
+                directories.push((fd, TRAP_PATH.to_owned()));
             }
             Ok((directories,))
         },

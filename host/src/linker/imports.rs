@@ -43,7 +43,7 @@ pub(crate) type Set = u64;
 /// Four are linked with host replacements of some of their functions, in
 /// the same step, so that they are never linked without them: the
 /// filesystem functions that write, name descriptors or are recorded
-/// (`files.rs`: the storage quota, receipts, the learning trap), the name
+/// (`files.rs`: the storage quota, receipts, the trap and file refusals), the name
 /// lookups (`lookup.rs`, for the allow-list), the environment
 /// (`environment.rs`, for receipts) and TCP's `finish-connect` (`tcp.rs`,
 /// bytes for receipts).

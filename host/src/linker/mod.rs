@@ -13,11 +13,14 @@ mod http;
 mod imports;
 mod lookup;
 pub(crate) mod names;
+pub(crate) mod refusals;
 mod tcp;
+mod trap;
 mod wasi;
 pub(crate) mod writes;
 
 pub(crate) use http::HttpGate;
 pub use imports::provided;
 pub(crate) use imports::{Linkers, imported, provided_in_words, unprovided};
+pub(crate) use trap::trap;
 pub(crate) use wasi::{apply, perms};

@@ -1,28 +1,23 @@
 //! Which path each descriptor the guest holds was opened by: preopens by
-//! their mount path, the rest joined from their parent's while a call is
-//! recorded (a descriptor opened in a call nobody records is named `?`).
-//! Receipts and refusals name files by it; nothing is decided from it
-//! (WASI's own descriptors decide what can be reached).
+//! their mount path, the rest joined from their parent's. Receipts and
+//! refusals name files by it; nothing is decided from it (WASI's own
+//! descriptors decide what can be reached).
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use crate::policy::wording::{Setting, worded};
-use crate::storage::DATA_GUEST_PATH;
-
-/// Where the learning trap is mounted: a path outside every mount
+/// Where the trap is mounted (`trap.rs`): a path outside every mount
 /// resolves to it in the guest, so the host sees (and refuses) the attempt
 /// instead of the guest's libc failing it unseen.
 pub(crate) const TRAP_PATH: &str = "/";
 
 /// The path of each descriptor, by resource id.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct FdNames {
     by_rep: HashMap<u32, String>,
-    /// The learning trap's descriptor, once the guest listed its preopens.
+    /// The trap's descriptor, once the guest listed its preopens.
     pub(crate) trap: Option<u32>,
-    /// Whether the trap is mounted in this instance.
-    pub(crate) trap_mounted: bool,
+    /// The trap, when this instance mounts it (no real mount at `/`).
+    pub(crate) trap_dir: Option<wasmtime_wasi::filesystem::Dir>,
 }
 
 impl FdNames {
@@ -49,7 +44,7 @@ impl FdNames {
         join(base, path)
     }
 
-    /// Whether `rep` is the learning trap.
+    /// Whether `rep` is the trap.
     pub(crate) fn is_trap(&self, rep: u32) -> bool {
         self.trap == Some(rep)
     }
@@ -73,64 +68,6 @@ fn join(base: &str, path: &str) -> String {
         format!("/{joined}")
     } else {
         joined
-    }
-}
-
-/// The rule that would let the plugin read (or write) `path`: its folder
-/// (the path itself if it is a folder here) as an extra mount, under the
-/// capability that mounts it.
-pub(crate) fn allow_path(path: &str, write: bool) -> String {
-    if Path::new(path).starts_with(DATA_GUEST_PATH) {
-        return format!(
-            "the plugin's data directory, which it does not have (storage is off: {}, or it cannot be opened)",
-            worded(Setting::NoStorage, "")
-        );
-    }
-    let folder = folder_of(path);
-    // Through a link: a mount cannot follow it out, and mounting the
-    // link mounts its target; the plugin must use the target's path.
-    if let Ok(real) = dunce::canonicalize(folder)
-        && real != folder
-        && folder.parent().is_some()
-    {
-        return format!(
-            "no rule for this path: {} is reached through a link to {}, which a mount does not follow; mount that folder ({}) and use its path",
-            folder.display(),
-            real.display(),
-            worded(
-                if write {
-                    Setting::AllowWrite
-                } else {
-                    Setting::AllowRead
-                },
-                real.display()
-            )
-        );
-    }
-    if folder.parent().is_none() {
-        return "no rule: mounting the root folder would give away every file (a relative path resolves from /)".into();
-    }
-    if write {
-        format!(
-            "{} (with projectWrite)",
-            worded(Setting::AllowWrite, folder.display())
-        )
-    } else {
-        format!(
-            "{} (with projectRead)",
-            worded(Setting::AllowRead, folder.display())
-        )
-    }
-}
-
-/// The folder a mount must cover for `path`: itself if it is a folder on
-/// this machine, else its parent.
-pub(crate) fn folder_of(path: &str) -> &Path {
-    let path = Path::new(path);
-    if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap_or(path)
     }
 }
 

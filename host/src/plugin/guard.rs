@@ -20,6 +20,12 @@ impl PluginHost {
     /// Where the workspace should be mounted now, if the policy mounts it.
     fn desired_root(&self) -> Option<&Path> {
         self.policy.workspace_access()?;
+        self.known_root()
+    }
+
+    /// The workspace root, mounted or not: fixed by the user, else the
+    /// snapshot's.
+    pub(super) fn known_root(&self) -> Option<&Path> {
         self.grant.workspace.as_deref().or_else(|| {
             let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
             Some(Path::new(&workspace.root_path))
@@ -138,6 +144,7 @@ impl PluginHost {
             state.effects.start(call.to_string(), capacity, names);
         }
         live.budget.reset();
+        live.store.data_mut().files.start_call();
         live.in_call = true;
         let started = deadline.step_start();
         let running = call.invoke(&live.bindings, &mut live.store);
@@ -149,6 +156,7 @@ impl PluginHost {
         };
         let took = started.elapsed();
         live.in_call = false;
+        let refused = live.store.data_mut().files.take_note();
         for output in &live.outputs {
             output.flush_partial();
         }
@@ -169,6 +177,12 @@ impl PluginHost {
             Ok(Ok(Err(text))) => {
                 self.counters.call(took, Ending::Failed);
                 quota?;
+                // The plugin passed a refusal on: the caller (a model,
+                // a user) learns it was the sandbox's and what allows it.
+                let text = match refused {
+                    Some(note) => format!("{text} [refused by the sandbox: {note}]"),
+                    None => text,
+                };
                 return Err(CallError::Plugin(cap_text(
                     text,
                     self.limits.max_result_bytes,

@@ -1,12 +1,14 @@
 //! Building a fresh instance: the WASI context from the policy, the data
-//! directory mount, the learning trap, the store with its limits and its
+//! directory mount, the trap, the store with its limits and its
 //! effect recorder.
 
 use std::path::{Path, PathBuf};
 
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+use wasmtime_wasi::WasiCtxBuilder;
 
+use crate::bindings::lingxi::plugin::types::Capability;
 use crate::policy::Access;
+use crate::policy::files::FileGrants;
 
 use super::call::Call;
 use super::{Live, PluginHost};
@@ -38,7 +40,7 @@ impl PluginHost {
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
         let effects = Effects::new();
-        let learning = self.learning.is_some();
+        let learning = self.learning;
         let (policy, grant) = (&self.policy, &self.grant);
         let net = linker::apply(
             policy,
@@ -50,7 +52,8 @@ impl PluginHost {
             learning,
         );
         let data_writable = self.mount_data(&mut wasi);
-        let trap = self.mount_trap(&mut wasi, root.as_deref());
+        let trap = self.trap(root.as_deref());
+        let grants = self.file_grants(data_writable);
         let runtime = &self.component.runtime;
         let instantiate_error = |reason: String| CallError::Instantiate {
             plugin: id.clone(),
@@ -62,7 +65,8 @@ impl PluginHost {
         self.counters.instance();
         store.data_mut().http.allow(net.clone(), effects.clone());
         store.data_mut().effects = effects;
-        store.data_mut().names.trap_mounted = trap;
+        store.data_mut().names.trap_dir = trap;
+        store.data_mut().files.grants = grants;
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
@@ -99,25 +103,45 @@ impl PluginHost {
         })
     }
 
-    /// While learning, mounts the learning trap (an empty folder, read-only)
-    /// at `/`, unless a real mount is there. Returns whether it did.
-    fn mount_trap(&self, wasi: &mut WasiCtxBuilder, root: Option<&Path>) -> bool {
-        let Some(trap) = &self.learning else {
-            return false;
-        };
+    /// The trap (`linker/trap.rs`) this instance gets at `/`, unless a real
+    /// mount is there. Without it (no temporary folder could be made, said
+    /// once), paths outside every mount still fail, unexplained.
+    fn trap(&self, root: Option<&Path>) -> Option<wasmtime_wasi::filesystem::Dir> {
         let at_root = |dir: &Path| dir == Path::new(TRAP_PATH);
         let grant = &self.grant;
-        if root.is_some_and(at_root)
-            || grant
-                .allow_read
-                .iter()
-                .chain(&grant.allow_write)
-                .any(|d| at_root(d))
-        {
-            return false;
+        let project = self.policy.workspace_access().is_some();
+        let read_at_root = root.is_some_and(at_root) || grant.allow_read.iter().any(|d| at_root(d));
+        if (project && read_at_root) || grant.allow_write.iter().any(|d| at_root(d)) {
+            return None;
         }
-        wasi.preopened_dir(trap.path(), TRAP_PATH, FsPerms::ReadOnly)
-            .is_ok()
+        match linker::trap() {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    tracing::warn!(
+                        plugin = %self.origin.plugin,
+                        "cannot make the empty folder that catches paths outside every mount: {e}; such paths still fail, but the log will not say which setting would allow them"
+                    );
+                });
+                None
+            }
+        }
+    }
+
+    /// What this instance is given of the host's files, for wording
+    /// refusals (`policy/files.rs`).
+    fn file_grants(&self, data: Option<bool>) -> FileGrants {
+        let declared = |c| self.policy.declares(c);
+        FileGrants {
+            root: self.known_root().map(Path::to_path_buf),
+            project: self.policy.workspace_access(),
+            declares_read: declared(Capability::ProjectRead),
+            declares_write: declared(Capability::ProjectWrite),
+            allow_read: self.grant.allow_read.clone(),
+            allow_write: self.grant.allow_write.clone(),
+            data,
+        }
     }
 
     /// Mounts the data directory at [`DATA_GUEST_PATH`]: read-write while it

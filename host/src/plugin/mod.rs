@@ -96,8 +96,8 @@ pub struct PluginHost {
     receipts: Option<ReceiptSlot>,
     /// Where the call being made leaves its receipt (taken by `guard`).
     recording: Option<ReceiptSlot>,
-    /// While learning: the empty folder mounted as the learning trap.
-    learning: Option<Arc<tempfile::TempDir>>,
+    /// Learning mode: sockets without `networkAccess` reach the host.
+    learning: bool,
 }
 
 impl PluginHost {
@@ -162,7 +162,7 @@ impl PluginHost {
             validate: true,
             receipts: None,
             recording: None,
-            learning: None,
+            learning: false,
         }
     }
 

@@ -1,8 +1,6 @@
 //! Receipts and learning, as a plugin keeps them: where each call leaves
-//! its receipt (its own slot, or the plugin's), and learning mode (the
-//! trap mount and refused sockets recorded; see `instance.rs`).
-
-use std::sync::Arc;
+//! its receipt (its own slot, or the plugin's), and learning mode
+//! (refused sockets recorded; see `linker/wasi.rs`).
 
 use super::PluginHost;
 use crate::effects::ReceiptSlot;
@@ -21,17 +19,15 @@ impl PluginHost {
     }
 
     /// Learning mode (what `lingxi-wasm-run learn` runs a plugin in), from
-    /// the next instance on: a path outside every mount and a socket of a
-    /// plugin without `networkAccess` reach the host, which refuses them
-    /// exactly as before and records each refusal, with the rule that
-    /// would allow it, in the call's receipt. Without it such attempts fail
-    /// inside the guest, unseen. Fails only if the empty folder the trap
-    /// mounts cannot be made.
+    /// the next instance on: a socket of a plugin without `networkAccess`
+    /// reaches the host, which refuses it exactly as before and records
+    /// the refusal, with the rule that would allow it, in the call's
+    /// receipt (a path outside every mount always reaches the host: see
+    /// `linker/trap.rs`). Without it such sockets fail inside the guest,
+    /// unseen. Cannot fail; the `Result` is kept for callers of the
+    /// version that made a folder here.
     pub fn set_learning(&mut self, on: bool) -> std::io::Result<()> {
-        self.learning = match on {
-            true => Some(Arc::new(tempfile::TempDir::new()?)),
-            false => None,
-        };
+        self.learning = on;
         self.live = None;
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! [`net`], the policy file in [`mod@file`].
 
 pub mod file;
+pub(crate) mod files;
 pub mod learn;
 pub mod net;
 pub mod upgrade;
@@ -94,6 +95,11 @@ impl Policy {
     /// Whether the plugin may use `capability`.
     pub fn allows(&self, capability: Capability) -> bool {
         self.effective.contains(&capability)
+    }
+
+    /// Whether the plugin's manifest declares `capability`.
+    pub fn declares(&self, capability: Capability) -> bool {
+        self.declared.contains(&capability)
     }
 
     /// The capabilities the plugin may use.

@@ -182,7 +182,8 @@ fn run(case: &Case) -> Result<(), String> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut session = start(&tree, &args);
     let r = attempt(&mut session, &case.tool, &input);
-    expect(case, &r)?;
+    let denied = case.denied.as_deref().map(|d| places.fill(d)).transpose()?;
+    expect(case, denied.as_deref(), &r)?;
     for path in &absent {
         if Path::new(path).symlink_metadata().is_ok() {
             return Err(format!("{path} exists after the call"));
@@ -214,13 +215,13 @@ fn run(case: &Case) -> Result<(), String> {
     Ok(())
 }
 
-/// The response `r` against the case's `allowed` or `denied`.
-fn expect(case: &Case, r: &Value) -> Result<(), String> {
-    if let Some(reason) = &case.denied {
+/// The response `r` against the case's `allowed` or `denied` (filled).
+fn expect(case: &Case, denied: Option<&str>, r: &Value) -> Result<(), String> {
+    if let Some(reason) = denied {
         let Some(error) = r["error"].as_str() else {
             return Err(format!("the attack was not refused: {r}"));
         };
-        if !error.contains(reason.as_str()) {
+        if !error.contains(reason) {
             return Err(format!(
                 "refused, but not for the expected reason ({reason:?}): {error}"
             ));

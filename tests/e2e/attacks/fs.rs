@@ -24,3 +24,81 @@ fn fs_allow_read_mounts_an_extra_directory_read_only() {
         Some("extra")
     );
 }
+
+/// Refusing a path outside the grants tells the plugin nothing about the
+/// host: an existing and a missing file, or folder, get the same error, for
+/// every kind of access.
+#[test]
+fn fs_no_existence_oracle_outside_the_grants() {
+    let t = Tree::new();
+    let mut s = start(&t, &["--grant", "projectRead,projectWrite"]);
+    let mut guest_error = |tool: &str, input: &str| {
+        let r = attempt(&mut s, tool, input);
+        let error = r["error"].as_str().unwrap_or_default().to_owned();
+        let guest = error
+            .split(" [refused by the sandbox")
+            .next()
+            .unwrap_or_default();
+        assert_ne!(
+            guest, error,
+            "{tool} {input}: not refused by the sandbox: {error}"
+        );
+        guest.replace(input, "INPUT")
+    };
+    for tool in ["read-file", "write-file", "list-dir"] {
+        let existing = guest_error(tool, &t.top("secret.txt"));
+        let missing = guest_error(tool, &t.top("missing.txt"));
+        assert_eq!(existing, missing, "{tool}");
+    }
+    let existing = guest_error("list-dir", &t.top("extra"));
+    let missing = guest_error("list-dir", &t.top("no-such-folder"));
+    assert_eq!(existing, missing, "list-dir of folders");
+    let (_, stderr) = s.finish();
+    assert!(
+        stderr.contains(&format!("read {} denied", t.top("missing.txt"))),
+        "{stderr}"
+    );
+}
+
+/// A flood of refusals logs a bounded number of lines, and says the rest
+/// are not logged.
+#[test]
+fn fs_refusal_floods_are_bounded_per_call_and_per_instance() {
+    let t = Tree::new();
+    let mut s = start(&t, &[]);
+    for _ in 0..6 {
+        denied(
+            &attempt(&mut s, "read-file", "/etc/passwd"),
+            "allow it with --allow-read /etc",
+        );
+    }
+    let (_, stderr) = s.finish();
+    let lines = stderr.matches("read /etc/passwd denied").count();
+    assert_eq!(lines, 6, "one line a refusal below the bounds:\n{stderr}");
+    let mut s = start(&t, &["--timeout", "30"]);
+    denied(
+        &attempt(&mut s, "refuse-many", "200"),
+        "allow it with --allow-read /etc",
+    );
+    denied(
+        &attempt(&mut s, "refuse-many", "200"),
+        "allow it with --allow-read /etc",
+    );
+    for _ in 0..4 {
+        denied(
+            &attempt(&mut s, "refuse-many", "200"),
+            "allow it with --allow-read /etc",
+        );
+    }
+    let (_, stderr) = s.finish();
+    let lines = stderr.matches("denied: outside the folders").count();
+    assert_eq!(lines, 32, "32 lines an instance, 8 a call:\n{stderr}");
+    assert!(
+        stderr.contains("more file denials in this call follow"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("more file denials follow; they are not logged"),
+        "{stderr}"
+    );
+}

@@ -80,7 +80,34 @@ per_language! {
                      t.ws("up/secret.txt"), "/etc/passwd".to_owned(), "../../../../etc/passwd".to_owned()] {
             let r = attempt(&mut s, "read-file", &path);
             refused(&r);
+            let error = r["error"].as_str().unwrap_or_default();
+            assert!(error.contains("[refused by the sandbox: read "), "{path}: {error}");
         }
+        let (_, stderr) = s.finish();
+        for line in [
+            "read /etc/passwd denied: outside the folders the plugin may read (allow it with --allow-read /etc (with projectRead))".to_owned(),
+            format!("read {} denied: outside the folders the plugin may read (allow it with --allow-read {} (with projectRead))", t.top("secret.txt"), t.top.display()),
+            format!("read {} denied: {} is reached through a link to {}", t.ws("link"), t.ws("link"), t.top("secret.txt")),
+        ] {
+            assert!(stderr.contains(&line), "stderr lacks {line:?}:\n{stderr}");
+        }
+    }
+
+    /// Refusing a path outside the grants tells the plugin nothing about
+    /// the host: an existing and a missing file get the same error.
+    fn fs_no_existence_oracle_outside_the_grants(lang) {
+        let t = Tree::new();
+        let mut s = start(lang, &t, &[]);
+        let guest_error = |s: &mut Session, path: &str| {
+            let r = attempt(s, "read-file", path);
+            let error = r["error"].as_str().unwrap_or_default().to_owned();
+            let guest = error.split(" [refused by the sandbox").next().unwrap_or_default();
+            guest.replace(path, "PATH")
+        };
+        let existing = guest_error(&mut s, &t.top("secret.txt"));
+        let missing = guest_error(&mut s, &t.top("missing.txt"));
+        assert_eq!(existing, missing, "an existing and a missing host file differ");
+        assert_eq!(guest_error(&mut s, "/etc/passwd"), guest_error(&mut s, "/etc/no-such-file"));
     }
 
     /// `link/../x` is `x` next to the link's target, as in POSIX (a
@@ -97,8 +124,13 @@ per_language! {
     fn fs_write_without_project_write(lang) {
         let t = Tree::new();
         let mut s = start(lang, &t, &["--grant", "projectRead"]);
-        refused(&attempt(&mut s, "write-file", &format!("{}\nx", t.ws("new.txt"))));
+        let r = attempt(&mut s, "write-file", &format!("{}\nx", t.ws("new.txt")));
+        refused(&r);
+        assert!(r["error"].as_str().unwrap_or_default().contains("allow it with --grant projectWrite"), "{r}");
         assert!(!t.ws.join("new.txt").exists());
+        let (_, stderr) = s.finish();
+        let line = format!("write {} denied: the workspace is mounted read-only (allow it with --grant projectWrite)", t.ws("new.txt"));
+        assert!(stderr.contains(&line), "stderr lacks {line:?}:\n{stderr}");
         let mut s = start(lang, &t, &["--grant", "projectRead,projectWrite"]);
         allowed(&attempt(&mut s, "write-file", &format!("{}\nx", t.ws("new.txt"))));
         assert_eq!(std::fs::read_to_string(t.ws.join("new.txt")).unwrap(), "x");

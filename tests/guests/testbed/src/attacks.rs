@@ -10,7 +10,7 @@ use lingxi_plugin_sdk::{PluginError, PluginResult};
 type ToolFn = fn(&str) -> PluginResult<String>;
 
 /// (name, function) of every attack tool.
-pub const TOOLS: [(&str, ToolFn); 37] = [
+pub const TOOLS: [(&str, ToolFn); 38] = [
     ("listen", listen),
     ("print-escapes", print_escapes),
     ("fill-then-panic", fill_then_panic),
@@ -40,6 +40,7 @@ pub const TOOLS: [(&str, ToolFn); 37] = [
     }),
     ("write-file", write_file),
     ("list-dir", list_dir),
+    ("refuse-many", refuse_many),
     ("hard-link", hard_link),
     ("rename", rename),
     ("tcp", tcp),
@@ -78,6 +79,18 @@ fn read_file(path: &str) -> PluginResult<String> {
 fn write_file(path: &str) -> PluginResult<String> {
     std::fs::write(path, "written by plugin").map_err(|e| fail(path, e))?;
     Ok("written".into())
+}
+
+/// `n` — reads /etc/passwd `n` times (each refused), then fails.
+fn refuse_many(args: &str) -> PluginResult<String> {
+    let n: u32 = number(args, "refuse-many")?;
+    let mut last = String::new();
+    for _ in 0..n {
+        if let Err(e) = std::fs::read("/etc/passwd") {
+            last = e.to_string();
+        }
+    }
+    Err(PluginError::new(format!("/etc/passwd: {last}")))
 }
 
 fn list_dir(path: &str) -> PluginResult<String> {
