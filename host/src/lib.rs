@@ -143,7 +143,7 @@ pub use set::{
     PluginOptions, PluginSet, PreparedCall, Session, no_grant,
 };
 pub use tasks::{TaskError, TaskEvent, TaskHandle, TaskProgress, TaskState};
-pub use text::printable;
+pub use text::{printable, printable_lines};
 
 /// The crate's README (what crates.io shows), its example compiled and run
 /// as a doctest.

@@ -370,6 +370,10 @@ pub const MAX_PROBLEM_CHARS: usize = 1000;
 /// Longest plugin id, tool or command name a set accepts.
 pub const MAX_NAME: usize = 128;
 
+/// The highest memory limit a user may set, in MiB: a wasm32 plugin
+/// addresses its memory with 32 bits, so it never uses more than 4 GiB.
+pub const MAX_MEMORY_MIB: usize = 4096;
+
 // Denials in the log.
 
 /// Longest host name a denial shows; a longer one is cut (a plugin chooses

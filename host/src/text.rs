@@ -39,6 +39,22 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// [`printable`], but line breaks (`\n`) kept: a tool's multi-line text
+/// as a terminal shows it. A carriage return, an escape and every other
+/// control or invisible character still become `?`, so no line can be
+/// overwritten or restyled.
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && c != '\t' && c != '\n') || invisible(c);
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if unsafe_char(c) { '?' } else { c })
+            .collect(),
+    )
+}
+
 /// Characters that change how text looks without showing: zero-width
 /// ones, bidirectional controls and line or paragraph separators (a name
 /// with one could pass for another, or a line hide what follows it).

@@ -3,11 +3,13 @@
 //! the doc dialect: a snapshot of the current folder, `plugin.initialize`,
 //! then the one call.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack;
-use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable};
+use lingxi_wasm_host::{
+    PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable, printable_lines,
+};
 use serde_json::{Value, json};
 
 /// What to call.
@@ -109,13 +111,13 @@ pub fn call(
         ),
     };
     let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
-    let root = match &grant.workspace {
-        Some(root) => root.clone(),
-        None => std::env::current_dir()
-            .and_then(dunce::canonicalize)
-            .context("cannot read the current folder")?,
-    };
     let mut host = PluginHost::new(component, grant, limits);
+    let root = match &host.grant().workspace {
+        Some(root) => root.clone(),
+        // A plugin that gets no project files may run anywhere.
+        None if host.policy().workspace_access().is_none() => current_folder()?,
+        None => current_project("run a plugin with project files in")?,
+    };
     host.set_validation(!spec.no_validate);
     let receipts = effects.map(|_| ReceiptSlot::new());
     host.keep_receipts(receipts.clone());
@@ -173,6 +175,28 @@ pub fn call(
     Ok(())
 }
 
+/// The current folder, resolved.
+fn current_folder() -> Result<PathBuf> {
+    std::env::current_dir()
+        .and_then(dunce::canonicalize)
+        .context("cannot read the current folder")
+}
+
+/// The current folder as the project's workspace, unless it is a place
+/// many things share (`/`, a folder directly under it, the home folder or
+/// above): the plugin would read everything below it. `doing` says what
+/// for, in the refusal.
+pub(crate) fn current_project(doing: &str) -> Result<PathBuf> {
+    let here = current_folder()?;
+    if lingxi_wasm_launcher::mcp::shared_place(&here) {
+        bail!(
+            "the current folder {} is too broad to {doing} (it is /, a folder directly under /, or holds your home folder, so the plugin would read everything below it); run it in the project's folder, or give the project with --workspace DIR",
+            here.display()
+        );
+    }
+    Ok(here)
+}
+
 /// How `call` answers.
 pub struct Output<'a> {
     /// The raw JSON-Lines response instead of the result.
@@ -217,17 +241,19 @@ fn answer(server: &mut Server, request: &Value) -> Result<Value> {
     Ok(serde_json::from_str(&line)?)
 }
 
-/// A tool's text as it is; a command's title and text; nothing for a hook.
+/// A tool's text as it is, lines and tabs kept (nothing else that could
+/// move the cursor or forge a terminal's output); a command's title and
+/// text; nothing for a hook.
 fn print_result(result: &Value) {
     match result {
         Value::Null => {}
-        Value::String(text) => println!("{}", printable(text)),
+        Value::String(text) => println!("{}", printable_lines(text)),
         Value::Object(fields) => {
             if let Some(title) = fields.get("title").and_then(Value::as_str) {
                 println!("{}", printable(title));
             }
             if let Some(text) = fields.get("text").and_then(Value::as_str) {
-                println!("{}", printable(text));
+                println!("{}", printable_lines(text));
             }
         }
         other => println!("{other}"),

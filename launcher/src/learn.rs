@@ -154,19 +154,10 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
 /// The workspace of the ceiling: `--workspace`, else the current folder,
 /// unless that is a place many things share.
 fn workspace(ceiling: &PolicySpec) -> Result<PathBuf> {
-    if let Some(root) = &ceiling.workspace {
-        return Ok(root.clone());
+    match &ceiling.workspace {
+        Some(root) => Ok(root.clone()),
+        None => crate::call::current_project("learn in"),
     }
-    let here = std::env::current_dir()
-        .and_then(dunce::canonicalize)
-        .context("cannot read the current folder")?;
-    if lingxi_wasm_launcher::mcp::shared_place(&here) {
-        bail!(
-            "the current folder {} is too broad to learn in (it is shared by many things); give the project with --workspace DIR",
-            here.display()
-        );
-    }
-    Ok(here)
 }
 
 /// The request lines of one step (`n` numbers their ids).

@@ -13,6 +13,7 @@ mod embed;
 mod embed_contracts;
 mod embed_load;
 mod embed_pool;
+mod first_hour;
 mod isolation;
 mod learn;
 mod lifecycle;

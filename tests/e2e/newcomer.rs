@@ -234,37 +234,46 @@ fn tool_arguments_given_as_an_object_get_an_example() {
 #[test]
 fn call_a_tool_a_command_and_a_hook_without_jsonl() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    // The project is not the home folder, which `call` refuses.
+    let d = &dir.path().join("project");
+    std::fs::create_dir(d).unwrap();
     let probe = guest("probe");
     let probe = probe.to_str().unwrap();
-    let (ok, out, err) = run(d, &["call", probe, "probe.echo", r#"{"q":1}"#]);
+    let (ok, out, err) = launcher(dir.path(), d, &["call", probe, "probe.echo", r#"{"q":1}"#]);
     assert!(ok, "{err}");
     assert_eq!(out, "echo:{\"q\":1}\n");
-    let (ok, out, _) = run(d, &["call", probe, "/pb", "--json"]);
+    let (ok, out, _) = launcher(dir.path(), d, &["call", probe, "/pb", "--json"]);
     assert!(ok);
     let answer: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(answer["id"], "call");
     let root = d.canonicalize().unwrap();
     assert_eq!(answer["result"]["text"], format!("root={}", root.display()));
-    let (ok, _, err) = run(d, &["call", probe, "--hook", "sessionStart", "s-9"]);
+    let (ok, _, err) = launcher(
+        dir.path(),
+        d,
+        &["call", probe, "--hook", "sessionStart", "s-9"],
+    );
     assert!(ok && err.contains("session started: s-9"), "{err}");
-    let (ok, _, err) = run(d, &["call", probe, "no.such.tool"]);
+    let (ok, _, err) = launcher(dir.path(), d, &["call", probe, "no.such.tool"]);
     assert!(
         !ok && err.contains("Tool 'no.such.tool' not found in plugin"),
         "{err}"
     );
-    let (ok, _, err) = run(d, &["call", probe, "probe.echo", "{not json"]);
+    let (ok, _, err) = launcher(dir.path(), d, &["call", probe, "probe.echo", "{not json"]);
     assert!(!ok && err.contains("must be JSON"), "{err}");
 }
 
 #[test]
 fn call_snapshots_the_folder_and_its_git_branch_and_takes_packed_files() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    // The project is not the home folder, which `call` refuses.
+    let d = &dir.path().join("project");
+    std::fs::create_dir(d).unwrap();
     std::fs::create_dir_all(d.join(".git")).unwrap();
     std::fs::write(d.join(".git/HEAD"), "ref: refs/heads/feature-x\n").unwrap();
     let testbed = guest("testbed");
-    let (ok, out, err) = run(
+    let (ok, out, err) = launcher(
+        dir.path(),
         d,
         &["call", testbed.to_str().unwrap(), "/info", "workspace"],
     );
@@ -275,7 +284,11 @@ fn call_snapshots_the_folder_and_its_git_branch_and_takes_packed_files() {
         "{out}"
     );
     let packed = crate::packed::pack(d, "probe", &["--grant", "none"]);
-    let (ok, out, err) = run(d, &["call", packed.to_str().unwrap(), "probe.echo"]);
+    let (ok, out, err) = launcher(
+        dir.path(),
+        d,
+        &["call", packed.to_str().unwrap(), "probe.echo"],
+    );
     assert!(ok, "{err}");
     assert_eq!(out, "echo:{}\n");
 }
@@ -283,24 +296,30 @@ fn call_snapshots_the_folder_and_its_git_branch_and_takes_packed_files() {
 #[test]
 fn call_options_go_anywhere_and_mistakes_get_hints() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    // The project is not the home folder, which `call` refuses.
+    let d = &dir.path().join("project");
+    std::fs::create_dir(d).unwrap();
     let probe = guest("probe");
     let probe = probe.to_str().unwrap();
     // `--json` after the arguments, as the README writes it.
-    let (ok, out, err) = run(d, &["call", probe, "probe.echo", "{}", "--json"]);
+    let (ok, out, err) = launcher(
+        dir.path(),
+        d,
+        &["call", probe, "probe.echo", "{}", "--json"],
+    );
     assert!(ok, "{err}");
     assert!(
         out.starts_with(r#"{"id":"call","result":"echo:{}""#),
         "{out}"
     );
     // A wrong tool name lists what there is.
-    let (ok, _, err) = run(d, &["call", probe, "probe"]);
+    let (ok, _, err) = launcher(dir.path(), d, &["call", probe, "probe"]);
     assert!(
         !ok && err.contains("its tools: probe.echo; its commands: /probe"),
         "{err}"
     );
     // A hook the plugin does not handle is said to do nothing.
-    let (ok, _, err) = run(d, &["call", probe, "--hook", "sessionEnd"]);
+    let (ok, _, err) = launcher(dir.path(), d, &["call", probe, "--hook", "sessionEnd"]);
     assert!(
         ok && err.contains("no handler for sessionEnd (it handles: sessionStart)"),
         "{err}"

@@ -152,7 +152,9 @@ fn tampered_or_truncated_packed_plugins_refuse_to_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("damaged packed plugin")
-            && stderr.contains("precompiled code does not match the digest"),
+            && stderr.contains("precompiled code does not match the digest")
+            && stderr.contains("get a fresh copy")
+            && !stderr.contains("reinstall it with"),
         "{stderr}"
     );
 

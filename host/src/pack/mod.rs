@@ -224,7 +224,7 @@ pub enum PackError {
         reason: String,
     },
     /// The payload is damaged.
-    #[error("{} is a damaged packed plugin ({reason}); reinstall it with `lingxi-wasm-run install`", path.display())]
+    #[error("{} is a damaged packed plugin ({reason}): its bytes are not the ones that were packed, so nothing of it runs; get a fresh copy from whoever published it (and check its signature), or pack it again from its component, then install that", path.display())]
     Damaged {
         /// The file.
         path: PathBuf,

@@ -336,13 +336,15 @@ impl PolicySpec {
             limits.max_tasks = n;
         }
         if let Some(mib) = self.max_memory {
+            // A wasm32 plugin addresses its memory with 32 bits: more than
+            // 4 GiB is a limit it can never reach, so it limits nothing.
             limits.max_memory_bytes = mib
                 .checked_mul(1024 * 1024)
-                .filter(|b| *b >= 1024 * 1024)
+                .filter(|_| (1..=crate::limits::MAX_MEMORY_MIB).contains(&mib))
                 .ok_or_else(|| PolicyError::Limit {
                     setting: Setting::MaxMemory,
                     value: mib.to_string(),
-                    expected: "give a number of MiB from 1",
+                    expected: "give a number of MiB from 1 to 4096: a wasm32 plugin addresses its memory with 32 bits, so it can never use more than 4 GiB",
                     example: Some("256"),
                 })?;
         }

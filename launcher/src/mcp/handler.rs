@@ -367,7 +367,10 @@ impl ServerHandler for Handler {
                 format!("{error}; prompts/list lists the prompts there are"),
                 None,
             )),
-            Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+            Err(error) => Err(ErrorData::internal_error(
+                map::with_workspace_hint(error.to_string()),
+                None,
+            )),
         }
     }
 }

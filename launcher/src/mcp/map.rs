@@ -224,17 +224,34 @@ pub fn command_arguments(typed: Option<&str>) -> Vec<String> {
 /// prompt's description.
 pub fn prompt_result(result: CommandResult) -> GetPromptResult {
     match result {
-        CommandResult::Prompt(text) => {
-            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-        }
+        CommandResult::Prompt(text) => GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            with_workspace_hint(text),
+        )]),
         CommandResult::Message(message) => {
-            let out =
-                GetPromptResult::new(vec![PromptMessage::new_text(Role::Assistant, message.text)]);
+            let text = with_workspace_hint(message.text);
+            let out = GetPromptResult::new(vec![PromptMessage::new_text(Role::Assistant, text)]);
             match message.title {
                 Some(title) => out.with_description(title),
                 None => out,
             }
         }
+    }
+}
+
+/// The protocol's words for a plugin that asked for the workspace before
+/// any snapshot came (an SDK's `InfoUnavailable`).
+const NO_WORKSPACE: &str = "Plugin runtime info unavailable: workspace (no snapshot received)";
+
+/// `text`, with what an MCP user does about [`NO_WORKSPACE`] when it says
+/// so: an MCP server has a workspace only from `--workspace` or the
+/// client's roots.
+pub fn with_workspace_hint(text: String) -> String {
+    match text.contains(NO_WORKSPACE) {
+        true => format!(
+            "{text}\n(this MCP server has no workspace: start it with --workspace DIR, or use a client that sends roots)"
+        ),
+        false => text,
     }
 }
 
@@ -250,7 +267,9 @@ pub fn tool_result(text: String) -> CallToolResult {
 /// parameters) are all results of running the tool: MCP says such errors
 /// are reported in the result, so the model can correct itself.
 pub fn tool_failure(error: &CallError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+    CallToolResult::error(vec![ContentBlock::text(with_workspace_hint(
+        error.to_string(),
+    ))])
 }
 
 /// Puts `receipt` into `result`'s `_meta`, under [`EFFECTS_META`].
@@ -266,6 +285,13 @@ pub fn attach_receipt(result: &mut CallToolResult, receipt: &lingxi_wasm_host::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_workspace_says_which_flag_gives_it() {
+        let text = with_workspace_hint(format!("{NO_WORKSPACE}"));
+        assert!(text.contains("--workspace DIR"), "{text}");
+        assert_eq!(with_workspace_hint("fine".into()), "fine");
+    }
     use lingxi_wasm_host::contract::Annotations;
     use lingxi_wasm_host::types::{CommandMessage, Presentation, ToolDescriptor};
 

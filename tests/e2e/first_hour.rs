@@ -1,0 +1,116 @@
+//! The first hour's rough edges, as a new user met them with the release
+//! launcher: `call` in a shared folder, multi-line answers, limits a plugin
+//! can never reach, a path parameter that names its setting.
+
+use std::path::Path;
+
+use crate::packed::launcher;
+use crate::support::guest;
+
+/// `call` in `cwd` with HOME `home`.
+fn call(home: &Path, cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    let mut all = vec!["call"];
+    all.extend_from_slice(args);
+    launcher(home, cwd, &all)
+}
+
+/// Run from `/` or the home folder, `call` would mount it as the
+/// workspace and let the plugin read everything below it: refused, with
+/// the way out; an explicit `--workspace` still works.
+#[test]
+fn call_refuses_a_shared_folder_as_the_workspace() {
+    let home = tempfile::tempdir().unwrap();
+    let probe = guest("probe");
+    let probe = probe.to_str().unwrap();
+    for cwd in [Path::new("/"), home.path()] {
+        let (ok, _, err) = call(home.path(), cwd, &[probe, "/pb"]);
+        assert!(!ok, "{}: ran", cwd.display());
+        assert!(
+            err.contains("is too broad to run a plugin with project files in")
+                && err.contains("--workspace DIR"),
+            "{}: {err}",
+            cwd.display()
+        );
+    }
+    let project = tempfile::tempdir().unwrap();
+    let ws = project.path().to_str().unwrap();
+    let (ok, out, err) = call(
+        home.path(),
+        Path::new("/"),
+        &["--workspace", ws, probe, "/pb"],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("root="), "{out}");
+    // A plugin that gets no project files runs anywhere.
+    let (ok, _, err) = call(
+        home.path(),
+        Path::new("/"),
+        &["--grant", "none", probe, "probe.echo", "{}"],
+    );
+    assert!(ok, "{err}");
+}
+
+/// A command's table keeps its lines and tabs; what could rewrite the
+/// terminal does not get through.
+#[test]
+fn call_prints_multi_line_answers_as_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("a.rs"), "fn main() {}\n").unwrap();
+    let stats = guest("workspace-stats");
+    let (ok, out, err) = call(
+        home.path(),
+        project.path(),
+        &[stats.to_str().unwrap(), "/stats"],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("1 files, 1 lines\n\nlanguage"), "{out:?}");
+    assert!(!out.contains('?'), "a line break became '?': {out:?}");
+}
+
+/// A limit above what a wasm32 plugin can address limits nothing: refused,
+/// with the range.
+#[test]
+fn a_memory_limit_beyond_4_gib_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let probe = guest("probe");
+    let (ok, _, err) = call(
+        home.path(),
+        home.path(),
+        &[
+            "--max-memory",
+            "8192",
+            probe.to_str().unwrap(),
+            "probe.echo",
+        ],
+    );
+    assert!(!ok, "accepted");
+    assert!(
+        err.contains("from 1 to 4096") && err.contains("32 bits"),
+        "{err}"
+    );
+}
+
+/// A path parameter outside the grants is refused before the plugin runs,
+/// naming the flag that would allow it.
+#[test]
+fn a_path_parameter_outside_names_the_flag() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let stats = guest("workspace-stats");
+    let (ok, _, err) = call(
+        home.path(),
+        project.path(),
+        &[
+            stats.to_str().unwrap(),
+            "workspace.stats",
+            r#"{"path":"/etc"}"#,
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("('/etc') is outside the granted directories")
+            && err.contains("allow it with --allow-read /etc (with projectRead)"),
+        "{err}"
+    );
+}
