@@ -147,7 +147,7 @@ async fn inspect(bytes: &[u8], name: &str, report: &mut Report) {
     };
     let manifest = component.manifest().clone();
     check_manifest(&manifest, report);
-    check_capabilities(&manifest, &shape, report);
+    check_capabilities(&manifest, &shape, made_by_componentize_py(bytes), report);
     report.manifest = Some(manifest);
     smoke(
         PluginHost::new(component, no_grant(), Limits::default()),
@@ -212,12 +212,21 @@ fn check_manifest(m: &Manifest, report: &mut Report) {
     }
 }
 
-fn check_capabilities(m: &Manifest, shape: &Shape, report: &mut Report) {
+/// Whether componentize-py made the component: it links its runtime
+/// library, `libcomponentize_py_runtime.so`, by that name. Only a warning
+/// hangs on it: a component that fakes it hides its own warning.
+fn made_by_componentize_py(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"libcomponentize_py_runtime.so").is_some()
+}
+
+/// `python`: componentize-py made it, and its Python imports sockets
+/// whether the plugin opens any or not, so that import alone says nothing.
+fn check_capabilities(m: &Manifest, shape: &Shape, python: bool, report: &mut Report) {
     let declares = |c: Capability| m.capabilities.contains(&c);
     let sockets = shape.imports_package("wasi:sockets");
     let network = sockets || shape.imports_package("wasi:http");
-    if sockets && !declares(Capability::NetworkAccess) {
-        report.warning("capabilities", "it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets (a Python component always imports them: then nothing is wrong)");
+    if sockets && !python && !declares(Capability::NetworkAccess) {
+        report.warning("capabilities", "it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets");
     }
     if shape.imports_package("wasi:http") && !declares(Capability::NetworkAccess) {
         report.warning("capabilities", "it imports wasi:http but does not declare networkAccess: every request it sends will be denied; declare networkAccess, or remove the code that sends HTTP requests (fetch)");

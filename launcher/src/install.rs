@@ -289,7 +289,7 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
     }
     // Headers are anyone's to edit, file names too: every line is shown
     // through `printable`.
-    print!("{}", lingxi_wasm_launcher::serve::printable_lines(&out));
+    print!("{}", lingxi_wasm_host::printable_lines(&out));
     if found == 0 {
         let looked: Vec<String> = places
             .iter()

@@ -413,7 +413,7 @@ fn print_inspection(
         }
     }
     // Header fields are anyone's to edit: every line through `printable`.
-    print!("{}", lingxi_wasm_launcher::serve::printable_lines(&out));
+    print!("{}", lingxi_wasm_host::printable_lines(&out));
     let _ = tokio.block_on(host.deactivate());
     Ok(())
 }

@@ -55,16 +55,22 @@ pub fn one_line(error: &anyhow::Error) -> String {
             text.push_str(&cause);
         }
     }
-    printable_lines(&text)
+    lingxi_wasm_host::printable_lines(&text).into_owned()
 }
 
-/// `text` with every control character but its line breaks replaced (see
-/// [`printable`]): what may reach a terminal.
-pub fn printable_lines(text: &str) -> String {
-    text.split('\n')
-        .map(|line| lingxi_wasm_host::printable(line).into_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Says what a plugin is granted as it starts: grants that cannot take
+/// effect are warned of every time (something is wrong); what the user
+/// chose to withhold is said where grants are decided (`pack`, `install`,
+/// `inspect`) and only at debug here, since a refused access names the
+/// grant that would allow it.
+pub fn say_grants(id: &str, policy: &lingxi_wasm_host::Policy, grant: &lingxi_wasm_host::Grant) {
+    let id = printable(id);
+    for line in policy.problems(grant) {
+        tracing::warn!("[{id}] {line}");
+    }
+    for line in policy.choices() {
+        tracing::debug!("[{id}] {line}");
+    }
 }
 
 /// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
@@ -199,9 +205,7 @@ pub fn serve(
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!spec.no_validate);
     let id = host.manifest().id.clone();
-    for line in host.policy().report(host.grant()) {
-        tracing::warn!("[{id}] {line}");
-    }
+    crate::serve::say_grants(&id, host.policy(), host.grant());
     let effective: Vec<_> = host
         .policy()
         .effective()

@@ -138,7 +138,7 @@ fn each_rule_has_its_exact_diagnostic_and_only_errors_fail() {
 fn a_sockets_import_without_network_access_is_a_warning() {
     let (status, out) = check(&misfit("", &["sockets"]), false);
     assert_eq!(status, 0, "{out}");
-    let warning = "warning[capabilities]: it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets (a Python component always imports them: then nothing is wrong)";
+    let warning = "warning[capabilities]: it imports wasi:sockets but does not declare networkAccess: every connection it tries will be denied; declare networkAccess, or remove the code that opens sockets";
     assert!(out.lines().any(|l| l == warning), "{out}");
 }
 

@@ -140,9 +140,24 @@ impl Policy {
     /// gets, each naming the setting that would change it (in the process's
     /// [`wording`]). Empty when they agree.
     pub fn differences(&self) -> Vec<String> {
+        let mut lines = self.choices();
+        lines.extend(self.undeclared());
+        lines
+    }
+
+    /// What the user chose to withhold of what the plugin declares, and
+    /// what no sandbox gives: nothing is wrong, so a front end says these
+    /// where grants are decided (`pack`, `install`, `inspect`), and a
+    /// refused access names the grant when it matters. `projectRead` is
+    /// not said withheld when `projectWrite` is granted: writing the
+    /// project covers reading it.
+    pub fn choices(&self) -> Vec<String> {
+        let covered =
+            |c: &Capability| *c == Capability::ProjectRead && self.allows(Capability::ProjectWrite);
         let mut lines: Vec<String> = self
             .withheld()
             .into_iter()
+            .filter(|c| !covered(c))
             .map(|c| {
                 format!(
                     "declares {} but it is not granted (grant it with {})",
@@ -151,12 +166,6 @@ impl Policy {
                 )
             })
             .collect();
-        for c in self.undeclared_grants() {
-            lines.push(format!(
-                "{} ignored: the plugin does not declare it",
-                worded(Setting::Grant, c.wire_name())
-            ));
-        }
         if self.declared.contains(&Capability::ProcessExecution) {
             lines.push(
                 "declares processExecution, which is refused: WASI has no process API, so a sandboxed plugin cannot start processes"
@@ -166,9 +175,30 @@ impl Policy {
         lines
     }
 
+    /// Grants of capabilities the plugin does not declare: a mistake.
+    fn undeclared(&self) -> Vec<String> {
+        self.undeclared_grants()
+            .into_iter()
+            .map(|c| {
+                format!(
+                    "{} ignored: the plugin does not declare it",
+                    worded(Setting::Grant, c.wire_name())
+                )
+            })
+            .collect()
+    }
+
     /// [`Policy::differences`] plus the grants that cannot take effect.
     pub fn report(&self, grant: &Grant) -> Vec<String> {
-        let mut lines = self.differences();
+        let mut lines = self.choices();
+        lines.extend(self.problems(grant));
+        lines
+    }
+
+    /// Grants that cannot take effect: something the user asked for that
+    /// the plugin will not get. A front end warns of these every time.
+    pub fn problems(&self, grant: &Grant) -> Vec<String> {
+        let mut lines = self.undeclared();
         if !grant.allow_read.is_empty() && self.workspace_access().is_none() {
             lines.push(format!(
                 "{} ignored: the plugin does not have projectRead or projectWrite",

@@ -123,9 +123,7 @@ async fn shared(
         let mut grant = grant.clone();
         grant.data_dir = data_dir;
         let policy = Policy::decide(&manifest.capabilities, &grant);
-        for line in policy.report(&grant) {
-            tracing::warn!("[{}] {line}", manifest.id);
-        }
+        crate::serve::say_grants(&manifest.id, &policy, &grant);
         PluginOptions {
             grant,
             limits: Some(limits.clone()),
