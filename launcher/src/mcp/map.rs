@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_missing_workspace_says_which_flag_gives_it() {
-        let text = with_workspace_hint(format!("{NO_WORKSPACE}"));
+        let text = with_workspace_hint(NO_WORKSPACE.to_string());
         assert!(text.contains("--workspace DIR"), "{text}");
         assert_eq!(with_workspace_hint("fine".into()), "fine");
     }
