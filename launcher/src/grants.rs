@@ -167,7 +167,7 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
         None => "the host's workspace.rootPath".to_owned(),
     };
     let net = match spec.allow_net.is_empty() {
-        true => "(no list: if networkAccess is effective, every destination)".to_owned(),
+        true => "(none)".to_owned(),
         false => spec.allow_net.join(", "),
     };
     let data = match (&spec.data_root, spec.no_storage) {

@@ -18,13 +18,24 @@ impl Wording for Flags {
     fn setting(&self, setting: Setting, value: &str) -> String {
         match value {
             "" => self.name(setting),
-            value => format!("--{} {value}", setting.key()),
+            value => format!("--{} {}", setting.key(), shell_word(value)),
         }
     }
 
     fn restart(&self) -> String {
         "by restarting the launcher".to_owned()
     }
+}
+
+/// `value` as a shell takes it as one word: as it is when it holds only
+/// characters no shell treats specially, else in single quotes (`'*:*'`,
+/// a path with a space).
+fn shell_word(value: &str) -> String {
+    let plain = |c: char| c.is_alphanumeric() || "._:/@=,+-%".contains(c);
+    if value.chars().all(plain) {
+        return value.to_owned();
+    }
+    format!("'{}'", value.replace('\'', "'\\''"))
 }
 
 /// Makes every message of this process name flags. Called first thing
@@ -70,6 +81,13 @@ mod tests {
         assert!(
             text.contains("then start it again by restarting the launcher"),
             "{text}"
+        );
+        assert_eq!(super::shell_word("*:*"), "'*:*'");
+        assert_eq!(super::shell_word("/a b/it's"), "'/a b/it'\\''s'");
+        assert_eq!(super::shell_word("[::1]:443"), "'[::1]:443'");
+        assert_eq!(
+            super::shell_word("api.example.com:443"),
+            "api.example.com:443"
         );
         let plugin = CallError::Plugin("its own words".into());
         assert_eq!(plugin.to_string(), "its own words");

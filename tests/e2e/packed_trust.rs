@@ -120,7 +120,11 @@ fn install_never_applies_packed_grants_unseen() {
     let error = r["error"]
         .as_str()
         .unwrap_or_else(|| panic!("the write was allowed: {r}"));
-    assert!(error.contains("No such file or directory"), "{error}");
+    assert!(
+        error.contains("[refused by the sandbox: write ")
+            && error.contains(&format!("allow it with --allow-write {}", extra.display())),
+        "{error}"
+    );
     assert!(!target.exists());
     drop(s);
 
@@ -163,6 +167,42 @@ fn a_non_utf8_argument_to_a_packed_plugin_is_an_error() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("is not valid UTF-8") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
+
+/// A file packed before an empty allow-net reached nothing (format 3)
+/// keeps the meaning it was packed with: every destination, now written
+/// out as `*:*`. A file packed today with no destination reaches nothing.
+#[test]
+fn a_file_packed_before_explicit_destinations_keeps_its_meaning() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let today = pack_plugin(home, "testbed", &["--grant", "networkAccess"]);
+    let old = home.join("old");
+    forge(&today, &old, |header, _| {
+        header.format = 3;
+        header.policy.allow_net.clear();
+    });
+    let (ok, out, err) = launcher(home, home, &["inspect", old.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("allow-net      *:*"), "{out}");
+    let port = crate::attacks::pong_server();
+    let target = format!("127.0.0.1:{port}");
+    let mut s = Session::spawn(lingxi_spawn(&old, home));
+    let r = s.call("1", "tool.execute", tool("tcp", &target));
+    assert_eq!(r["result"], "pong", "{r}");
+    drop(s);
+    let mut s = Session::spawn(lingxi_spawn(&today, home));
+    let r = s.call("1", "tool.execute", tool("tcp", &target));
+    let error = r["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!("allow it with --allow-net {target}")),
+        "{r}"
+    );
+    let (_, stderr) = s.finish();
+    assert!(
+        stderr.contains("networkAccess is granted but no destination is"),
         "{stderr}"
     );
 }

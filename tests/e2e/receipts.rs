@@ -54,6 +54,10 @@ fn a_receipt_names_the_files_variables_and_hosts_of_a_call() {
         let grant = Grant {
             workspace: Some(ws.clone().into()),
             env: vec![("LANG".into(), "C".into()), ("MODE".into(), "x".into())],
+            allow_net: [format!("127.0.0.1:{port}"), "localhost:*".into()]
+                .iter()
+                .map(|rule| rule.parse::<NetRule>().unwrap())
+                .collect(),
             ..Grant::default()
         };
         let (_set, session) = testbed(grant).await;

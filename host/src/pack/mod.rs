@@ -42,8 +42,11 @@ pub const MAGIC: &[u8; 16] = b"LINGXI-WASM-PK01";
 pub(crate) const TRAILER_LEN: u64 = 16 + 8 + 32;
 /// Largest payload accepted (a sanity bound against a corrupt length).
 const MAX_PAYLOAD: u64 = 1 << 30;
-/// The header format written by this version.
-pub const FORMAT: u32 = 3;
+/// The header format written by this version. Format 4: an empty
+/// `allow-net` reaches nothing (every destination is `*:*`); a header of an
+/// earlier format keeps the meaning it was packed with (see
+/// [`PackHeader::keep_meaning`]).
+pub const FORMAT: u32 = 4;
 /// Largest header accepted.
 const MAX_HEADER: usize = 16 << 20;
 /// File alignment of the precompiled code: a multiple of every page size in
@@ -282,6 +285,24 @@ pub fn build(
     place
         .finish(out, &header.plugin_id)
         .map_err(|e| BuildError::Base(e.to_string()))
+}
+
+impl PackHeader {
+    /// Gives a header of an earlier format the meaning it was packed with:
+    /// before format 4, `networkAccess` with no `allow-net` rule reached
+    /// every destination, so that grant is written out as `*:*` (what it
+    /// must say now). The signature covers the plugin and what it
+    /// declares, not the grants, so it holds; `inspect` shows the rule.
+    pub fn keep_meaning(&mut self) {
+        let network = "networkAccess";
+        let granted = match &self.policy.grant {
+            None => self.declared.iter().any(|c| c == network),
+            Some(list) => list.iter().any(|c| c == network),
+        };
+        if self.format < 4 && granted && self.policy.allow_net.is_empty() {
+            self.policy.allow_net = vec![crate::policy::net::ANY_DESTINATION.to_owned()];
+        }
+    }
 }
 
 /// Whether a payload can be laid onto `base` (a Mach-O must be laid out
@@ -564,6 +585,8 @@ fn verify(
         return Err(damaged("blob lengths do not match the payload"));
     }
     let code = body + component_len + pad;
+    let mut header = header;
+    header.keep_meaning();
     let mut packed = Packed {
         header,
         digest: digest.iter().map(|b| format!("{b:02x}")).collect(),

@@ -144,7 +144,11 @@ impl PluginHost {
             state.effects.start(call.to_string(), capacity, names);
         }
         live.budget.reset();
-        live.store.data_mut().files.start_call();
+        let state = live.store.data_mut();
+        state.files.start_call();
+        if let Some(net) = &state.net {
+            net.take_note();
+        }
         live.in_call = true;
         let started = deadline.step_start();
         let running = call.invoke(&live.bindings, &mut live.store);
@@ -156,7 +160,11 @@ impl PluginHost {
         };
         let took = started.elapsed();
         live.in_call = false;
-        let refused = live.store.data_mut().files.take_note();
+        let state = live.store.data_mut();
+        let refused = state
+            .files
+            .take_note()
+            .or_else(|| state.net.as_ref()?.take_note());
         for output in &live.outputs {
             output.flush_partial();
         }

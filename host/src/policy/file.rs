@@ -60,7 +60,7 @@ pub struct PolicySpec {
 
     /// Allow network destinations host:port under networkAccess (e.g.
     /// api.example.com:443, *.example.com:*, 127.0.0.1:8000-8100). Repeatable.
-    /// Without any, networkAccess reaches every destination.
+    /// Without any, networkAccess reaches nothing; '*:*' is every destination.
     #[cfg_attr(feature = "cli", arg(long, value_name = "HOST:PORT"))]
     #[serde(default)]
     pub allow_net: Vec<String>,

@@ -36,7 +36,7 @@ pub struct Grant {
     /// plugin that declares `projectWrite`.
     pub allow_write: Vec<PathBuf>,
     /// Destinations allowed under `networkAccess` (`--allow-net`); empty
-    /// allows every destination.
+    /// allows none (every destination is `*:*`).
     pub allow_net: Vec<NetRule>,
     /// Environment variables the plugin sees (`--env`); nothing else.
     pub env: Vec<(String, String)>,
@@ -215,6 +215,13 @@ impl Policy {
             lines.push(format!(
                 "{} ignored: the plugin does not have networkAccess",
                 Setting::AllowNet
+            ));
+        }
+        if grant.allow_net.is_empty() && self.allows(Capability::NetworkAccess) {
+            lines.push(format!(
+                "networkAccess is granted but no destination is, so the plugin reaches nothing; allow each with {}, or every destination with {}",
+                worded(Setting::AllowNet, "HOST:PORT"),
+                worded(Setting::AllowNet, net::ANY_DESTINATION)
             ));
         }
         lines

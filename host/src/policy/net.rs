@@ -190,6 +190,10 @@ pub(crate) fn allow_hint(name: &str, port: &str) -> String {
     }
 }
 
+/// The rule that allows every destination: it must be written out, so
+/// that no list allows anything by being empty.
+pub const ANY_DESTINATION: &str = "*:*";
+
 /// "allow it with" the rule, in the process's words.
 pub(crate) fn allow(rule: String) -> String {
     format!("allow it with {}", worded(Setting::AllowNet, rule))
@@ -215,25 +219,40 @@ pub struct NetGuard {
     resolved: Mutex<HashSet<(IpAddr, usize)>>,
     /// Denials so far (see [`MAX_LOGGED_DENIALS`]).
     denials: std::sync::atomic::AtomicU32,
+    /// The first denial of the running call, for its error text.
+    note: Mutex<Option<String>>,
 }
 
 impl NetGuard {
-    /// A guard for `rules`; an empty list allows every destination.
+    /// A guard for `rules`; an empty list allows nothing (every
+    /// destination is the rule [`ANY_DESTINATION`]).
     pub fn new(plugin_id: &str, rules: &[NetRule]) -> Arc<Self> {
-        let rules = if rules.is_empty() {
-            vec![NetRule {
-                host: HostPattern::Any,
-                ports: (0, u16::MAX),
-            }]
-        } else {
-            rules.to_vec()
-        };
         Arc::new(NetGuard {
-            rules,
+            rules: rules.to_vec(),
             plugin_id: plugin_id.to_owned(),
             resolved: Mutex::new(HashSet::new()),
             denials: std::sync::atomic::AtomicU32::new(0),
+            note: Mutex::new(None),
         })
+    }
+
+    /// A denial: `line` says what and which rule would allow it. Logged
+    /// while [`may_log`](Self::may_log) allows; the running call's first is
+    /// kept for its error text ([`take_note`](Self::take_note)).
+    fn deny(&self, line: String) {
+        if self.may_log() {
+            tracing::warn!(plugin = %self.plugin_id, "{line}");
+        }
+        let mut note = self.note.lock().unwrap_or_else(|e| e.into_inner());
+        if note.is_none() {
+            *note = Some(line);
+        }
+    }
+
+    /// The first denial since the last take: the running call's, when taken
+    /// as a call starts and as it ends.
+    pub(crate) fn take_note(&self) -> Option<String> {
+        self.note.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Whether this denial is logged: the first [`MAX_LOGGED_DENIALS`] of
@@ -262,14 +281,11 @@ impl NetGuard {
             .filter(|i| self.rules[*i].allows_name(&normalized))
             .collect();
         if matching.is_empty() {
-            if self.may_log() {
-                tracing::warn!(
-                    plugin = %self.plugin_id,
-                    "name lookup of {:?} denied: not in the network allow-list ({})",
-                    shown(name),
-                    allow_hint(name, "PORT"),
-                );
-            }
+            self.deny(format!(
+                "name lookup of {:?} denied: not in the network allow-list ({})",
+                shown(name),
+                allow_hint(name, "PORT")
+            ));
             return None;
         }
         // Only name rules need to learn addresses; `*` and IP rules match
@@ -300,26 +316,22 @@ impl NetGuard {
             .parse::<IpAddr>()
             .is_ok_and(|ip| ip.is_unspecified())
         {
-            if self.may_log() {
-                tracing::warn!(
-                    plugin = %self.plugin_id,
-                    "HTTP request to {}:{port} denied: an unspecified address is not a destination",
-                    shown(host),
-                );
-            }
+            self.deny(format!(
+                "HTTP request to {}:{port} denied: an unspecified address is not a destination",
+                shown(host)
+            ));
             return false;
         }
         let allowed = self
             .rules
             .iter()
             .any(|rule| rule.port_matches(port) && rule.allows_name(&normalized));
-        if !allowed && self.may_log() {
-            tracing::warn!(
-                plugin = %self.plugin_id,
+        if !allowed {
+            self.deny(format!(
                 "HTTP request to {}:{port} denied: not in the network allow-list ({})",
                 shown(host),
-                allow_hint(host, &port.to_string()),
-            );
+                allow_hint(host, &port.to_string())
+            ));
         }
         allowed
     }
@@ -336,12 +348,9 @@ impl NetGuard {
     /// Refuses listening or accepting on `addr`: a plugin is a client
     /// only (a server on an ephemeral port is still a server).
     pub fn deny_listen(&self, addr: SocketAddr) -> bool {
-        if self.may_log() {
-            tracing::warn!(
-                plugin = %self.plugin_id,
-                "listening on {addr} denied: plugins may not accept connections",
-            );
-        }
+        self.deny(format!(
+            "listening on {addr} denied: plugins may not accept connections"
+        ));
         false
     }
 
@@ -351,11 +360,10 @@ impl NetGuard {
         // explicit bind to a chosen port would let the plugin offer a server.
         if binding {
             let allowed = addr.port() == 0;
-            if !allowed && self.may_log() {
-                tracing::warn!(
-                    plugin = %self.plugin_id,
-                    "bind to {addr} denied: plugins may not listen on a chosen port",
-                );
+            if !allowed {
+                self.deny(format!(
+                    "bind to {addr} denied: plugins may not listen on a chosen port"
+                ));
             }
             return allowed;
         }
@@ -370,15 +378,14 @@ impl NetGuard {
                     }
                 }
         });
-        if !allowed && self.may_log() {
-            tracing::warn!(
-                plugin = %self.plugin_id,
+        if !allowed {
+            self.deny(format!(
                 "connection to {addr} denied: not in the network allow-list ({})",
                 allow(match addr {
                     SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
                     SocketAddr::V4(a) => a.to_string(),
                 })
-            );
+            ));
         }
         allowed
     }

@@ -24,7 +24,7 @@ pub struct Reach {
     workspace: Option<PathBuf>,
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
-    /// `None`: every destination (no list).
+    /// `None`: every destination (a `*:*` rule); an empty list: none.
     net: Option<Vec<String>>,
     env: Vec<String>,
     /// The data directory's place, if it has storage.
@@ -64,7 +64,7 @@ impl fmt::Display for Increase {
             Increase::ReadFolder(d) => write!(f, "reads folder {}", d.display()),
             Increase::WriteFolder(d) => write!(f, "writes folder {}", d.display()),
             Increase::Host(rule) => write!(f, "network destination {rule}"),
-            Increase::EveryHost => f.write_str("every network destination (no allow-list)"),
+            Increase::EveryHost => f.write_str("every network destination (*:*)"),
             Increase::Variable(v) => write!(f, "environment variable {v}"),
             Increase::Storage(s) => write!(f, "storage {s}"),
             Increase::ValidationOff => f.write_str("tool arguments no longer validated"),
@@ -160,7 +160,7 @@ impl Reach {
                 Vec::new()
             },
             net: match allows(Capability::NetworkAccess) {
-                true if parts.net.is_empty() => None,
+                true if parts.net.iter().any(|rule| every_destination(rule)) => None,
                 true => Some(parts.net),
                 false => Some(Vec::new()),
             },
@@ -169,6 +169,12 @@ impl Reach {
             validated: parts.validated,
         }
     }
+}
+
+/// Whether `rule` (as written) allows every destination.
+fn every_destination(rule: &str) -> bool {
+    rule.parse::<super::NetRule>()
+        .is_ok_and(|rule| rule.to_string() == super::net::ANY_DESTINATION)
 }
 
 /// The settings a [`Reach`] is made of.

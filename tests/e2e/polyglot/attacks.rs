@@ -145,7 +145,7 @@ per_language! {
     fn net_with_the_grant_works(lang) {
         let t = Tree::new();
         let (tool, _, target, answer) = reach(lang);
-        let mut s = start(lang, &t, &["--grant", "networkAccess"]);
+        let mut s = start(lang, &t, &["--grant", "networkAccess", "--allow-net", "*:*"]);
         assert_eq!(allowed(&attempt(&mut s, tool, &target)), answer);
     }
 

@@ -52,7 +52,12 @@ fn addresses_need_a_rule_with_a_matching_port() {
     assert!(!guard.check_addr("10.0.0.1:8080".parse().unwrap(), false));
     assert!(guard.check_addr("0.0.0.0:0".parse().unwrap(), true));
     assert!(!guard.check_addr("0.0.0.0:8080".parse().unwrap(), true));
-    let any = NetGuard::new("p", &[]);
+    let none = NetGuard::new("p", &[]);
+    assert!(
+        !none.check_addr("192.0.2.1:1".parse().unwrap(), false),
+        "an empty list allows nothing"
+    );
+    let any = NetGuard::new("p", &[rule(ANY_DESTINATION)]);
     assert!(any.check_addr("192.0.2.1:1".parse().unwrap(), false));
 }
 
@@ -91,7 +96,12 @@ fn http_requests_need_a_rule_for_their_host_and_port() {
     assert!(!guard.check_http("127.0.0.2", 8080));
     assert!(guard.check_http("[::1]", 80));
     assert!(!guard.check_http("[::2]", 80));
-    let any = NetGuard::new("p", &[]);
+    let none = NetGuard::new("p", &[]);
+    assert!(
+        !none.check_http("example.org", 8443),
+        "an empty list allows nothing"
+    );
+    let any = NetGuard::new("p", &[rule(ANY_DESTINATION)]);
     assert!(any.check_http("example.org", 8443));
 }
 

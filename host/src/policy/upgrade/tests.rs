@@ -59,7 +59,7 @@ fn each_kind_of_increase_is_named() {
             "workspace /",
             "writes folder /home",
             "reads folder /etc",
-            "network destination *:*",
+            "every network destination (*:*)",
             "environment variable TOKEN",
             "storage under the default data root",
             "tool arguments no longer validated",
@@ -70,13 +70,26 @@ fn each_kind_of_increase_is_named() {
 #[test]
 fn narrower_grants_are_no_increase() {
     let declared = names(&["projectRead", "networkAccess"]);
-    let old = Reach::of_spec(&declared, &spec(|s| s.workspace = Some("/ws".into())));
+    let old = Reach::of_spec(
+        &declared,
+        &spec(|s| {
+            s.workspace = Some("/ws".into());
+            s.allow_net = names(&["*:*"]);
+        }),
+    );
     let new = Reach::of_spec(
         &declared,
         &spec(|s| {
             s.workspace = Some("/ws/src".into());
             s.allow_net = names(&["api.example.com:443"]);
         }),
+    );
+    // An empty list reaches nothing: narrower than any rule.
+    let offline = Reach::of_spec(&declared, &spec(|s| s.workspace = Some("/ws/src".into())));
+    assert!(increases(&new, &offline).is_empty());
+    assert_eq!(
+        shown(increases(&offline, &new)),
+        ["network destination api.example.com:443"]
     );
     assert!(
         increases(&old, &new).is_empty(),
