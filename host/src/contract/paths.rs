@@ -100,7 +100,9 @@ pub(crate) fn resolve(given: &str, access: PathAccess, roots: &Roots) -> Result<
             None => {
                 let write = matches!(access, PathAccess::Write);
                 let rule = crate::policy::files::outside_rule(
-                    crate::policy::files::folder_of(given),
+                    // The caller's path, not the plugin's: looked at as
+                    // the contract looks at every path parameter.
+                    crate::policy::files::folder_of(given, path.is_dir()),
                     write,
                 );
                 return Err(format!(

@@ -23,6 +23,7 @@ use wasmtime_wasi::p2::bindings::io::streams::{InputStream, OutputStream};
 
 use super::names::TRAP_PATH;
 use crate::effects::{Op, Target, count_input, count_output};
+use crate::policy::files::{FileRefusal, Refused};
 use crate::state::HostState;
 
 /// The interfaces whose functions are wrapped; the versions must be the
@@ -61,12 +62,19 @@ impl HostState {
     /// Refuses a path call through the trap (`what` done to the path):
     /// reports it and answers `access`, whether or not the path exists on
     /// the host.
-    fn trapped(&mut self, fd: u32, path: &str, what: &str, write: bool) -> Option<ErrorCode> {
+    fn trapped(
+        &mut self,
+        fd: u32,
+        path: &str,
+        what: &str,
+        write: bool,
+        directory: bool,
+    ) -> Option<ErrorCode> {
         if !self.names.is_trap(fd) {
             return None;
         }
         let full = self.names.join(fd, path);
-        self.refused_file(what, &full, write, true);
+        self.refused_file(what, &full, write, directory, Refused::OutsideEveryMount);
         Some(ErrorCode::Access)
     }
 
@@ -77,10 +85,14 @@ impl HostState {
         match answer {
             Ok(_) if self.effects.active() => self.effects.file(path, op, directory),
             Ok(_) => {}
-            Err(ErrorCode::NotPermitted | ErrorCode::Access) => {
+            Err(code @ (ErrorCode::NotPermitted | ErrorCode::Access)) => {
                 let write = !matches!(op, Op::Read | Op::List);
                 let what = if write { "write" } else { "read" };
-                self.refused_file(what, path, write, false);
+                let how = match code {
+                    ErrorCode::NotPermitted => Refused::ByAMount,
+                    _ => Refused::ByTheHost,
+                };
+                self.refused_file(what, path, write, directory, how);
             }
             Err(_) => {}
         }
@@ -130,7 +142,10 @@ macro_rules! wrap {
 /// Refuses through the trap: `return`s the refusal from the wrapper.
 macro_rules! trap {
     ($state:ident, $fd:expr, $path:expr, $what:expr, $write:expr) => {
-        if let Some(code) = $state.trapped($fd, $path, $what, $write) {
+        trap!($state, $fd, $path, $what, $write, false)
+    };
+    ($state:ident, $fd:expr, $path:expr, $what:expr, $write:expr, $directory:expr) => {
+        if let Some(code) = $state.trapped($fd, $path, $what, $write, $directory) {
             return Ok((Err(code),));
         }
     };
@@ -147,7 +162,8 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     |state, note, result| before {
         let write = df.contains(DescriptorFlags::WRITE)
             || of.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
-        trap!(state, fd.rep(), &path, if write { "write" } else { "read" }, write);
+        let what = if write { "write" } else { "read" };
+        trap!(state, fd.rep(), &path, what, write, of.contains(OpenFlags::DIRECTORY));
         state.writes.wrote |= of.contains(OpenFlags::CREATE);
         let full = state.joined(fd.rep(), &path);
         // Whether it existed, asked only while recording a create.
@@ -194,6 +210,11 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         trap!(state, new_fd.rep(), &new, "link", true);
         trap!(state, fd.rep(), &old, "link", false);
         if fd.rep() != new_fd.rep() {
+            let full = state.joined(new_fd.rep(), &new);
+            state.report_refusal("link", &full, FileRefusal {
+                why: "a hard link from one mounted folder into another is refused: it would keep the file reachable after one grant is gone".into(),
+                allow: "copy the file instead (programs do, as between file systems)".into(),
+            });
             return Ok((Err(ErrorCode::CrossDevice),));
         }
         state.writes.wrote = true;
@@ -213,11 +234,19 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         state.writes.wrote = true;
         (state.joined(fd.rep(), &old), state.joined(new_fd.rep(), &new))
     } after {
-        // A refused rename is reported once, by where it was going.
-        if result.is_ok() {
-            state.did(&note.0, Op::Remove, false, result);
+        match result {
+            Ok(_) => {
+                state.did(&note.0, Op::Remove, false, result);
+                state.did(&note.1, Op::Create, false, result);
+            }
+            // A refused rename is reported once: by its source when that
+            // may not be removed, else by where it was going.
+            Err(_) => {
+                let source = state.files.grants.explain(&note.0, true, false, Refused::ByTheHost);
+                let path = if source.is_some() { &note.0 } else { &note.1 };
+                state.did(path, Op::Write, false, result);
+            }
         }
-        state.did(&note.1, Op::Create, false, result);
     });
     wrap!(i, "[method]descriptor.unlink-file-at", (fd: Fd, path: String), unlink_file_at,
         |state, full, result| before {
@@ -256,7 +285,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         } after { state.did(&full, Op::Read, false, result) });
     wrap!(i, "[method]descriptor.read-directory", (fd: Fd), read_directory,
         |state, path, result| before {
-            trap!(state, fd.rep(), "", "list", false);
+            trap!(state, fd.rep(), "", "list", false, true);
             fd.rep()
         } after { state.did_fd(path, Op::List, true, result) });
     wrap!(i, "[method]descriptor.read", (fd: Fd, len: u64, offset: u64), read,

@@ -2,8 +2,9 @@
 //! through the trap, outside every mount; or one a mount refused: a `..` or
 //! a link out of it, a write to a read-only mount) becomes one bounded,
 //! printable log line naming the path and the setting that would allow it
-//! (`policy/files.rs` words it), a receipt entry while a call is recorded,
-//! and a note the running call's error carries to the caller.
+//! (`policy/files.rs` words it; the path is cut at [`MAX_LOGGED_PATH`]
+//! bytes, the words at twice that), a receipt entry while a call is
+//! recorded, and a note the running call's error carries to the caller.
 //!
 //! Lines are bounded: [`MAX_LOGGED_FILE_DENIALS_PER_CALL`] a call and
 //! [`MAX_LOGGED_DENIALS`] an instance, then one line says the rest are not
@@ -11,7 +12,7 @@
 //! path exists on the host or not.
 
 use crate::limits::{MAX_LOGGED_DENIALS, MAX_LOGGED_FILE_DENIALS_PER_CALL, MAX_LOGGED_PATH};
-use crate::policy::files::{FileGrants, FileRefusal};
+use crate::policy::files::{FileGrants, FileRefusal, Refused};
 use crate::state::HostState;
 use crate::text::printable;
 
@@ -70,41 +71,49 @@ impl FileRefusals {
     }
 }
 
-/// `path` for a log line: printable, at most [`MAX_LOGGED_PATH`] bytes.
-fn shown(path: &str) -> String {
-    let mut end = path.len().min(MAX_LOGGED_PATH);
-    while !path.is_char_boundary(end) {
+/// `text` (a path, or words holding paths) for a log line: printable, at
+/// most `limit` bytes of it, marked when cut.
+fn shown(text: &str, limit: usize) -> String {
+    let mut end = text.len().min(limit);
+    while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let cut = if end < path.len() { "…" } else { "" };
-    format!("{}{cut}", printable(&path[..end]))
+    let cut = if end < text.len() { "…" } else { "" };
+    format!("{}{cut}", printable(&text[..end]))
 }
 
 impl HostState {
     /// The sandbox refused `what` (`read`, `write`, `create`, `remove`,
-    /// `rename`, `list`) of `path` (absolute, as the plugin named it,
-    /// lexically normalized). `trapped`: it reached no mount at all, so the
-    /// sandbox refused it even if the grants seem to allow it (a mount that
-    /// could not be opened). Does nothing for a refusal the grants allow
-    /// (the host's own file system said no, not the sandbox).
-    pub(crate) fn refused_file(&mut self, what: &str, path: &str, write: bool, trapped: bool) {
-        let refusal = match self.files.grants.explain(path, write) {
-            Some(refusal) => refusal,
-            None if trapped => FileRefusal {
-                why: "no folder is mounted there".into(),
-                allow: "a folder the grants name was not mounted (it is missing or cannot be opened: the log says so at start)".into(),
-            },
-            None => return,
-        };
-        let shown_path = shown(path);
-        let FileRefusal { why, allow } = &refusal;
+    /// `rename`, `list`, `link`) of `path` (absolute, as the plugin named
+    /// it, lexically normalized; `directory`: the access is to the folder
+    /// itself), as `how` says. Does nothing for a refusal the grants allow
+    /// that no mount made (the host's own file system said no).
+    pub(crate) fn refused_file(
+        &mut self,
+        what: &str,
+        path: &str,
+        write: bool,
+        directory: bool,
+        how: Refused,
+    ) {
+        if let Some(refusal) = self.files.grants.explain(path, write, directory, how) {
+            self.report_refusal(what, path, refusal);
+        }
+    }
+
+    /// Reports one refusal: its log line (bounded), the running call's
+    /// note, the receipt's entry.
+    pub(crate) fn report_refusal(&mut self, what: &str, path: &str, refusal: FileRefusal) {
+        let shown_path = shown(path, MAX_LOGGED_PATH);
+        let why = shown(&refusal.why, 2 * MAX_LOGGED_PATH);
+        let allow = shown(&refusal.allow, 2 * MAX_LOGGED_PATH);
         if self.files.note.is_none() {
             self.files.note = Some(format!("{what} {shown_path}: {why}; {allow}"));
         }
         if self.files.may_log(&self.origin) {
             tracing::warn!(
                 plugin = %self.origin.plugin, session = %self.origin.session,
-                "{what} {shown_path} denied: {} ({})", printable(why), printable(allow)
+                "{what} {shown_path} denied: {why} ({allow})"
             );
         }
         self.effects

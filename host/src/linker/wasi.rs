@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn plugins_may_never_listen_or_accept() {
-        let any = NetGuard::new("p", &[]);
+        let any = NetGuard::new("p", &["*:*".parse().unwrap()]);
         assert!(!check_use(
             &any,
             "0.0.0.0:0".parse().unwrap(),

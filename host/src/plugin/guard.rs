@@ -187,14 +187,18 @@ impl PluginHost {
                 quota?;
                 // The plugin passed a refusal on: the caller (a model,
                 // a user) learns it was the sandbox's and what allows it.
+                // The note is bounded (`refusals.rs`) and kept whole: the
+                // plugin's text is cut to make room for it.
+                let limit = self.limits.max_result_bytes;
                 let text = match refused {
-                    Some(note) => format!("{text} [refused by the sandbox: {note}]"),
-                    None => text,
+                    Some(note) => {
+                        let note = format!(" [refused by the sandbox: {note}]");
+                        let room = limit.saturating_sub(note.len());
+                        cap_text(text, room) + &note
+                    }
+                    None => cap_text(text, limit),
                 };
-                return Err(CallError::Plugin(cap_text(
-                    text,
-                    self.limits.max_result_bytes,
-                )));
+                return Err(CallError::Plugin(text));
             }
             Ok(Err(trap)) => classify(call, trap, &self.limits),
             Err(_elapsed) if matches!(call, Call::Task { .. }) => CallError::TaskTimeout {

@@ -4,10 +4,10 @@
 //!
 //! Nothing here decides what a plugin reaches: WASI's descriptors do, from
 //! the mounts `linker/wasi.rs` makes. This only explains a refusal, from
-//! what was mounted ([`FileGrants`]) and the path the plugin named. It
-//! looks at the host's files (is the folder a folder, is it reached
-//! through a link) to word the rule; what it finds goes to the user, never
-//! to the plugin, which gets the same error whether a path exists or not.
+//! what was mounted ([`FileGrants`]), the path the plugin named and how it
+//! was refused ([`Refused`]), by the path's words alone: no host file is
+//! looked at (a path is the plugin's choice, and looking could hang on a
+//! network folder, wake an automounter, or tell what exists).
 
 use std::path::{Path, PathBuf};
 
@@ -60,10 +60,17 @@ fn verb(write: bool) -> &'static str {
 
 impl FileGrants {
     /// Explains why `path` (absolute, lexically normalized, as the plugin
-    /// named it) could not be read (or written). `None` when the grants
-    /// allow it: the host's own file system refused (a file's mode), not
-    /// the sandbox.
-    pub(crate) fn explain(&self, path: &str, write: bool) -> Option<FileRefusal> {
+    /// named it; `directory`: the access is to the folder itself) could not
+    /// be read (or written), refused as `how` says. `None` when the grants
+    /// allow it and the sandbox did not refuse it (the host's own file
+    /// system did: a file's mode).
+    pub(crate) fn explain(
+        &self,
+        path: &str,
+        write: bool,
+        directory: bool,
+        how: Refused,
+    ) -> Option<FileRefusal> {
         let given = Path::new(path);
         if given.starts_with(DATA_GUEST_PATH) {
             return match self.data {
@@ -85,55 +92,31 @@ impl FileGrants {
                 )),
             };
         }
-        if let Some(real) = self.link_out(given) {
-            let target = real.display().to_string();
-            let (why, allow) = (
+        let direct = self.explain_direct(path, write, directory);
+        match (direct, how) {
+            (Some(refusal), _) => Some(refusal),
+            (None, Refused::ByTheHost) => None,
+            // The grants allow the path by its words, but the mount it was
+            // reached through refused to leave itself.
+            (None, Refused::ByAMount) => Some(FileRefusal::new(
                 format!(
-                    "{} is reached through a link to {target}, which a mount does not follow",
-                    given.display()
+                    "{path} leads out of the folder it was reached through (by a `..` or a link), which a mount does not follow"
                 ),
-                match self.explain_direct(&target, write) {
-                    None => format!("use its own path, {target}"),
-                    Some(_) => format!(
-                        "mount its folder with {} and use its own path",
-                        outside_rule(folder_of(&target), write)
-                    ),
-                },
-            );
-            return Some(FileRefusal::new(why, allow));
+                "use the path of what it leads to; if that is outside every mount, it needs a rule of its own",
+            )),
+            // In a mount by its words, yet it matched none: the plugin's
+            // file library matches mounts by their exact words.
+            (None, Refused::OutsideEveryMount) => Some(FileRefusal::new(
+                format!("{path} is in a mounted folder, but was not written as the mount names it"),
+                "write the path in its plain form (no `//`, `/./` or `..` before the mount's own path)",
+            )),
         }
-        self.explain_direct(path, write)
-    }
-
-    /// The mount `given` lies in by its words (the longest), if any.
-    fn mount_of(&self, given: &Path) -> Option<&Path> {
-        let rw = self.project == Some(Access::ReadWrite);
-        let mounted = self.project.is_some();
-        self.root
-            .iter()
-            .chain(&self.allow_read)
-            .filter(|_| mounted)
-            .chain(self.allow_write.iter().filter(|_| rw))
-            .map(PathBuf::as_path)
-            .filter(|m| given.starts_with(m))
-            .max_by_key(|m| m.as_os_str().len())
-    }
-
-    /// Where `given`, inside a mount by its words, really is when a link
-    /// takes it out of that mount (WASI refuses to follow it there).
-    fn link_out(&self, given: &Path) -> Option<PathBuf> {
-        let mount = dunce::canonicalize(self.mount_of(given)?).ok()?;
-        let real = dunce::canonicalize(given).ok().or_else(|| {
-            let parent = dunce::canonicalize(given.parent()?).ok()?;
-            Some(parent.join(given.file_name()?))
-        })?;
-        (!real.starts_with(&mount)).then_some(real)
     }
 
     /// [`explain`](Self::explain) for a path taken by its words.
-    fn explain_direct(&self, path: &str, write: bool) -> Option<FileRefusal> {
+    fn explain_direct(&self, path: &str, write: bool, directory: bool) -> Option<FileRefusal> {
         let given = Path::new(path);
-        let folder = folder_of(path);
+        let folder = folder_of(path, directory);
         if let Some(root) = &self.root
             && given.starts_with(root)
         {
@@ -165,7 +148,7 @@ impl FileGrants {
         if folder.parent().is_none() {
             return Some(FileRefusal::new(
                 why,
-                "no rule: mounting the root folder would give away every file (a relative path resolves from /)",
+                "no rule: mounting the root folder would give away every file; a relative path resolves from /, not from the workspace, so the plugin must join it to the workspace's root (workspace.rootPath)",
             ));
         }
         Some(FileRefusal::new(
@@ -220,15 +203,27 @@ pub(crate) fn outside_rule(folder: &Path, write: bool) -> String {
     format!("{} (with {capability})", worded(setting, folder.display()))
 }
 
-/// The folder a mount must cover for `path`: itself if it is a folder on
-/// this machine, else its parent.
-pub(crate) fn folder_of(path: &str) -> &Path {
+/// The folder a mount must cover for `path`: itself when the access is to
+/// a folder (`directory`), else its parent, by its words.
+pub(crate) fn folder_of(path: &str, directory: bool) -> &Path {
     let path = Path::new(path);
-    if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap_or(path)
+    match directory {
+        true => path,
+        false => path.parent().unwrap_or(path),
     }
+}
+
+/// How the sandbox came to refuse an access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The path reached no mount (the trap at `/` refused it).
+    OutsideEveryMount,
+    /// A mount refused it (`EPERM`): a write to a read-only one, or a path
+    /// leaving the mount it was reached through.
+    ByAMount,
+    /// The host's file system refused it (`EACCES`), unless the grants say
+    /// otherwise.
+    ByTheHost,
 }
 
 #[cfg(test)]
@@ -256,15 +251,30 @@ mod tests {
                 false,
                 Some("grant = [\"projectRead\"]"),
             ),
-            (Some(Access::ReadOnly), "/nonexistent-ws/a.txt", false, None),
+            (
+                Some(Access::ReadOnly),
+                "/nonexistent-ws/a.txt",
+                false,
+                Some("plain form"),
+            ),
             (
                 Some(Access::ReadOnly),
                 "/nonexistent-ws/a.txt",
                 true,
                 Some("grant = [\"projectWrite\"]"),
             ),
-            (Some(Access::ReadWrite), "/nonexistent-ws/a.txt", true, None),
-            (Some(Access::ReadOnly), "/nonexistent-extra/a", false, None),
+            (
+                Some(Access::ReadWrite),
+                "/nonexistent-ws/a.txt",
+                true,
+                Some("plain form"),
+            ),
+            (
+                Some(Access::ReadOnly),
+                "/nonexistent-extra/a",
+                false,
+                Some("plain form"),
+            ),
             (
                 Some(Access::ReadOnly),
                 "/nonexistent-extra/a",
@@ -291,7 +301,7 @@ mod tests {
             ),
         ];
         for (project, path, write, want) in cases {
-            let got = grants(*project).explain(path, *write);
+            let got = grants(*project).explain(path, *write, false, Refused::OutsideEveryMount);
             match (want, got) {
                 (None, None) => {}
                 (Some(want), Some(got)) => assert!(got.allow.contains(want), "{path}: {got:?}"),
@@ -301,11 +311,38 @@ mod tests {
     }
 
     #[test]
+    fn a_path_leaving_its_mount_and_the_hosts_own_refusals() {
+        let g = grants(Some(Access::ReadOnly));
+        let link = g.explain("/nonexistent-ws/link", false, false, Refused::ByAMount);
+        assert!(
+            link.unwrap()
+                .why
+                .contains("leads out of the folder it was reached through")
+        );
+        let host = g.explain("/nonexistent-ws/mode-000", false, false, Refused::ByTheHost);
+        assert_eq!(host, None, "the host's refusal is not the sandbox's");
+        let folder = g
+            .explain("/etc", false, true, Refused::OutsideEveryMount)
+            .unwrap();
+        assert!(
+            folder.allow.contains("allow-read = [\"/etc\"]"),
+            "{folder:?}"
+        );
+    }
+
+    #[test]
     fn an_undeclared_capability_says_the_manifest_must_declare_it() {
         let mut g = grants(None);
         g.declares_read = false;
         g.declares_write = false;
-        let got = g.explain("/nonexistent-ws/a", false).unwrap();
+        let got = g
+            .explain(
+                "/nonexistent-ws/a",
+                false,
+                false,
+                Refused::OutsideEveryMount,
+            )
+            .unwrap();
         assert!(
             got.allow.contains("does not declare projectRead"),
             "{got:?}"

@@ -102,3 +102,70 @@ fn fs_refusal_floods_are_bounded_per_call_and_per_instance() {
         "{stderr}"
     );
 }
+
+/// A refusal's line and note stay bounded whatever path the plugin names,
+/// and the note survives the result limit.
+#[test]
+fn fs_refusal_lines_are_bounded_for_huge_paths() {
+    let t = Tree::new();
+    let mut s = start(&t, &[]);
+    let huge = format!("/{}/x", "a".repeat(200_000));
+    let r = attempt(&mut s, "read-file", &huge);
+    let error = r["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("[refused by the sandbox: read /aaa"),
+        "{}",
+        &error[error.len().saturating_sub(300)..]
+    );
+    let (_, stderr) = s.finish();
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(" denied: "))
+        .unwrap_or_default();
+    assert!(
+        !line.is_empty() && line.len() < 4096,
+        "{} bytes",
+        line.len()
+    );
+}
+
+/// Refusals a mount makes are named too: a rename out of a read-only
+/// folder, a hard link from one mount into another.
+#[test]
+fn fs_refusals_between_mounts_are_named() {
+    let t = Tree::new();
+    let extra = t.top("extra");
+    let args = [
+        "--grant",
+        "projectRead,projectWrite",
+        "--allow-read",
+        &extra,
+    ];
+    let mut s = start(&t, &args);
+    let moved = format!("{}\n{}", t.top("extra/data.txt"), t.ws("moved.txt"));
+    denied(
+        &attempt(&mut s, "rename", &moved),
+        "allow it with --allow-write",
+    );
+    let linked = format!("{}\n{}", t.top("extra/data.txt"), t.ws("linked.txt"));
+    denied(
+        &attempt(&mut s, "hard-link", &linked),
+        "copy the file instead",
+    );
+    let (_, stderr) = s.finish();
+    let rename = format!(
+        "write {} denied: {} is mounted read-only",
+        t.top("extra/data.txt"),
+        extra
+    );
+    assert!(stderr.contains(&rename), "{stderr}");
+    let link = format!(
+        "link {} denied: a hard link from one mounted folder into another is refused",
+        t.ws("linked.txt")
+    );
+    assert!(stderr.contains(&link), "{stderr}");
+    assert_eq!(
+        read_back(&t.top.join("extra/data.txt")).as_deref(),
+        Some("extra")
+    );
+}

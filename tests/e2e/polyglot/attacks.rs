@@ -87,7 +87,7 @@ per_language! {
         for line in [
             "read /etc/passwd denied: outside the folders the plugin may read (allow it with --allow-read /etc (with projectRead))".to_owned(),
             format!("read {} denied: outside the folders the plugin may read (allow it with --allow-read {} (with projectRead))", t.top("secret.txt"), t.top.display()),
-            format!("read {} denied: {} is reached through a link to {}", t.ws("link"), t.ws("link"), t.top("secret.txt")),
+            format!("read {} denied: {} leads out of the folder it was reached through", t.ws("link"), t.ws("link")),
         ] {
             assert!(stderr.contains(&line), "stderr lacks {line:?}:\n{stderr}");
         }
