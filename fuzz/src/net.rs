@@ -8,9 +8,10 @@
 //! only if a lookup of its host is; `0.0.0.0` and `::` are never HTTP
 //! destinations; a guard of name and wildcard rules only never allows a
 //! name that WASI resolves as an IP literal (`127.1`, `0x7f.0.0.1`,
-//! `[::1]`…); no rules allow every lookup; a socket address is allowed
-//! without a learnt lookup only by a `*` or an IP rule; a bind is allowed
-//! only to port 0, and listening never.
+//! `[::1]`…); no rules allow nothing (no lookup, no HTTP request, no
+//! address: an empty list is never "every destination"); a socket address
+//! is allowed without a learnt lookup only by a `*` or an IP rule; a bind
+//! is allowed only to port 0, and listening never.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -51,7 +52,7 @@ pub fn check(data: &[u8]) -> Result<(), Violation> {
     }
     let guard = NetGuard::new("fuzz", &rules);
     let only_names = !kinds.is_empty() && kinds.iter().all(|k| *k == Kind::Name);
-    let addressable = kinds.is_empty() || kinds.iter().any(|k| *k != Kind::Name);
+    let addressable = kinds.iter().any(|k| *k != Kind::Name);
     for line in &lines {
         let host = line.rsplit_once(':').map_or(*line, |(host, _)| host);
         for name in [*line, host] {
@@ -62,7 +63,7 @@ pub fn check(data: &[u8]) -> Result<(), Violation> {
                 let addr = SocketAddr::new(ip, port);
                 ensure!(
                     !guard.check_addr(addr, false) || addressable,
-                    "{addr} allowed by name rules alone"
+                    "{addr} allowed by name rules alone, or by no rule"
                 );
                 ensure!(
                     guard.check_addr(addr, true) == (port == 0),
@@ -121,8 +122,8 @@ fn check_name(
 ) -> Result<(), Violation> {
     let lookup = guard.check_lookup(name);
     ensure!(
-        !no_rules || lookup.is_some(),
-        "no rules, yet the lookup of {name:?} was denied"
+        !no_rules || lookup.is_none(),
+        "no rules, yet the lookup of {name:?} was allowed"
     );
     let ip = resolves_as_ip(name);
     if only_names && ip.is_some() {

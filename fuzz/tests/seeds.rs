@@ -141,8 +141,10 @@ fn write_pack_seeds() {
     seed("payload-newer-format.bin", input(1, 8, &newer));
     let (n, v2) = aligned(&header(2, comp, pre, none.clone()), comp, pre);
     seed("payload-format2.bin", input(1, n, &v2));
-    let (n, v3) = aligned(&header(3, comp, pre, none), comp, pre);
+    let (n, v3) = aligned(&header(3, comp, pre, none.clone()), comp, pre);
     seed("payload-format3.bin", input(3, n, &v3));
+    let (n, v4) = aligned(&header(4, comp, pre, none), comp, pre);
+    seed("payload-format4.bin", input(3, n, &v4));
     let rich = header(
         3,
         comp,

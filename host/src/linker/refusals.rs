@@ -47,7 +47,7 @@ impl FileRefusals {
         let say = |line: String| {
             tracing::warn!(plugin = %origin.plugin, session = %origin.session, "{line}");
         };
-        self.in_call += 1;
+        self.in_call = self.in_call.saturating_add(1);
         if self.in_call > MAX_LOGGED_FILE_DENIALS_PER_CALL {
             if self.in_call == MAX_LOGGED_FILE_DENIALS_PER_CALL + 1
                 && self.in_instance < MAX_LOGGED_DENIALS
@@ -58,7 +58,7 @@ impl FileRefusals {
             }
             return false;
         }
-        self.in_instance += 1;
+        self.in_instance = self.in_instance.saturating_add(1);
         if self.in_instance > MAX_LOGGED_DENIALS {
             if self.in_instance == MAX_LOGGED_DENIALS + 1 {
                 say(format!(
