@@ -28,15 +28,7 @@ pub(crate) fn lossy_no_longer(bytes: &[u8]) -> Cow<'_, str> {
 /// forged or text it reversed, and the log formatter has nothing to escape
 /// (it would write `\x1b` for one byte: more than was charged).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && c != '\t') || invisible(c);
-    if !text.contains(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(
-        text.chars()
-            .map(|c| if unsafe_char(c) { '?' } else { c })
-            .collect(),
-    )
+    shown_with(text, &['\t'])
 }
 
 /// [`printable`], but line breaks (`\n`) kept: a tool's multi-line text
@@ -44,7 +36,13 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 /// control or invisible character still become `?`, so no line can be
 /// overwritten or restyled.
 pub fn printable_lines(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && c != '\t' && c != '\n') || invisible(c);
+    shown_with(text, &['\t', '\n'])
+}
+
+/// `text` with every control character but those `kept`, and every
+/// invisible one, replaced by `?` (borrowed when nothing is).
+fn shown_with<'a>(text: &'a str, kept: &[char]) -> Cow<'a, str> {
+    let unsafe_char = |c: char| (c.is_control() && !kept.contains(&c)) || invisible(c);
     if !text.contains(unsafe_char) {
         return Cow::Borrowed(text);
     }
