@@ -90,7 +90,7 @@ pub fn no_silent_escalation(
     accept: bool,
     verb: &str,
 ) -> Result<()> {
-    use lingxi_wasm_host::policy::upgrade::{Reach, increases};
+    use lingxi_wasm_host::policy::upgrade::{Increase, Reach, decreases, increases};
     let before = match old {
         Some(old) => Reach::of_spec(&old.declared, &old.policy),
         None => Reach::nothing(),
@@ -100,11 +100,16 @@ pub fn no_silent_escalation(
     if more.is_empty() {
         return Ok(());
     }
-    let lines: Vec<String> = more
-        .iter()
-        .map(|m| format!("  + {}", printable(&m.to_string())))
+    // What it gains and what it loses, so a narrower grant shows as one.
+    let less = decreases(&before, &after);
+    let lines: Vec<String> = (more.iter().map(|m| ('+', m)))
+        .chain(less.iter().map(|l| ('-', l)))
+        .map(|(sign, m)| format!("  {sign} {}", printable(&m.to_string())))
         .collect();
-    let lines = lines.join("\n");
+    let mut lines = lines.join("\n");
+    if (more.iter()).any(|m| matches!(m, Increase::Workspace { fixed: true, .. })) {
+        lines.push_str("\n(a fixed workspace is mounted whatever project the host opens; write a folder of the host's project as {root}/DIR)");
+    }
     let holds = match old {
         Some(old) => format!(
             "{} holds {} {}",

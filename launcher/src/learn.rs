@@ -13,7 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::policy::learn::{KeepRoot, learn as learn_policy};
+use lingxi_wasm_host::policy::learn::{Project, learn as learn_policy};
+use lingxi_wasm_host::policy::under_root;
 use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, pack, printable};
 use serde_json::{Value, json};
 
@@ -61,7 +62,13 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
         ),
     };
     let root = workspace(&ceiling)?;
-    ceiling.workspace = Some(root.clone());
+    if ceiling
+        .workspace
+        .as_deref()
+        .is_none_or(|w| under_root::parse(w).is_none())
+    {
+        ceiling.workspace = Some(root.clone());
+    }
     let (grant, limits) = ceiling.resolve(|key| std::env::var(key).ok())?;
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!ceiling.no_validate);
@@ -116,14 +123,16 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     }
     // Path parameters resolve against the workspace root: a narrower
     // folder would change what a relative path means.
-    let keep = relative.map(|tool: String| KeepRoot {
+    let project = Project {
         root: root.clone(),
-        why: format!(
-            "the workspace stays whole: tool {} takes paths relative to it",
-            printable(&tool)
-        ),
-    });
-    let learned = learn_policy(&ceiling, &receipts, keep.as_ref())?;
+        keep_whole: relative.map(|tool: String| {
+            format!(
+                "the workspace stays whole: tool {} takes paths relative to it",
+                printable(&tool)
+            )
+        }),
+    };
+    let learned = learn_policy(&ceiling, &receipts, Some(&project))?;
     write(args.output, &learned.text, args.force)?;
     eprintln!(
         "wrote {} (learned from {} call{}, plugin.initialize included)",
@@ -151,12 +160,13 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     Ok(())
 }
 
-/// The workspace of the ceiling: `--workspace`, else the current folder,
-/// unless that is a place many things share.
+/// The project to learn in: `--workspace`, else the current folder,
+/// unless that is a place many things share (also when the workspace is
+/// a folder under the host's root, `{root}/out`).
 fn workspace(ceiling: &PolicySpec) -> Result<PathBuf> {
     match &ceiling.workspace {
-        Some(root) => Ok(root.clone()),
-        None => crate::call::current_project("learn in"),
+        Some(root) if under_root::parse(root).is_none() => Ok(root.clone()),
+        _ => crate::call::current_project("learn in"),
     }
 }
 

@@ -11,7 +11,7 @@ use std::process::Output;
 use lingxi_wasm_host::PolicySpec;
 use serde_json::json;
 
-use crate::support::{Session, guest, launcher, pong_server, tool};
+use crate::support::{Session, guest, launcher, pong_server, spec_snapshot, tool};
 
 /// A project: sources to read, docs to list, a folder to write into.
 struct Project {
@@ -68,13 +68,15 @@ fn learn(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Which of `calls` fail under `policy` (no snapshot: the workspace is the
-/// policy's own).
-fn failures(policy: &Path, calls: &[(&str, String)]) -> Vec<String> {
+/// Which of `calls` fail under `policy`, with `root` the workspace root a
+/// host's snapshot sends.
+fn failures(policy: &Path, root: &str, calls: &[(&str, String)]) -> Vec<String> {
     let policy = policy.display().to_string();
     let mut command = Session::command(&guest("testbed"), &["--policy", &policy], "warn");
     command.env("LANG", "C");
     let mut session = Session::spawn(command);
+    let snapshot = session.call("s", "host.snapshot", spec_snapshot(root));
+    assert!(snapshot["error"].is_null(), "{snapshot}");
     let init = session.call("i", "plugin.initialize", json!({"hostIPCVersion": 1}));
     assert!(init["error"].is_null(), "{init}\n{}", session.stderr());
     let mut failed = Vec::new();
@@ -121,14 +123,12 @@ fn a_learned_policy_is_sufficient_and_every_rule_is_needed() {
         text.contains("grant = [\"projectWrite\", \"networkAccess\"]"),
         "{text}"
     );
-    assert!(
-        text.contains(&format!("workspace = \"{}/out\"", p.ws)),
-        "{text}"
-    );
+    // Folders of the project are named under the host's root.
+    assert!(text.contains("workspace = \"{root}/out\""), "{text}");
     assert!(
         text.contains(&format!(
-            "# tool.execute 'read-file' read {}/src/a.txt\n  \"{}/src\",",
-            p.ws, p.ws
+            "# tool.execute 'read-file' read {}/src/a.txt\n  \"{{root}}/src\",",
+            p.ws
         )),
         "{text}"
     );
@@ -140,7 +140,7 @@ fn a_learned_policy_is_sufficient_and_every_rule_is_needed() {
     assert!(stderr.contains("tool.execute write-file: ok"), "{stderr}");
 
     assert_eq!(
-        failures(&policy, &calls),
+        failures(&policy, &p.ws, &calls),
         Vec::<String>::new(),
         "sufficient:\n{text}"
     );
@@ -156,15 +156,15 @@ fn a_learned_policy_is_sufficient_and_every_rule_is_needed() {
         ),
         (
             "workspace".into(),
-            text.replace(&format!("workspace = \"{}/out\"", p.ws), ""),
+            text.replace("workspace = \"{root}/out\"", "workspace = \"{root}/docs\""),
         ),
         (
             "allow-read src".into(),
-            text.replace(&format!("  \"{}/src\",", p.ws), ""),
+            text.replace("  \"{root}/src\",", ""),
         ),
         (
             "allow-read docs".into(),
-            text.replace(&format!("  \"{}/docs\",", p.ws), ""),
+            text.replace("  \"{root}/docs\",", ""),
         ),
         (
             "allow-net".into(),
@@ -182,7 +182,7 @@ fn a_learned_policy_is_sufficient_and_every_rule_is_needed() {
             .join(format!("without-{}.toml", rule.replace(' ', "-")));
         std::fs::write(&path, &variant).unwrap();
         assert!(
-            !failures(&path, &calls).is_empty(),
+            !failures(&path, &p.ws, &calls).is_empty(),
             "without {rule} every call still succeeds:\n{variant}"
         );
     }
@@ -277,10 +277,7 @@ fn a_root_that_path_parameters_need_stays_the_workspace() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let text = std::fs::read_to_string(&policy).unwrap();
-    assert!(
-        text.contains(&format!("workspace = \"{}\"", p.ws)),
-        "{text}"
-    );
+    assert!(text.contains("workspace = \"{root}\""), "{text}");
     assert!(text.contains("takes paths relative to it"), "{text}");
     let call = launcher()
         .arg("call")
@@ -293,5 +290,86 @@ fn a_root_that_path_parameters_need_stays_the_workspace() {
         call.status.success(),
         "{}",
         String::from_utf8_lossy(&call.stderr)
+    );
+}
+
+/// A learned policy names the project's folders under the root the host
+/// sends: it serves another project as it served this one (and reaches
+/// nothing of the first), and installing it over a default install is a
+/// narrowing, shown as one, not an escalation.
+#[test]
+fn a_learned_policy_serves_every_project_and_installs_as_a_narrowing() {
+    let (first, second) = (project(), project());
+    let policy = first.data.parent().unwrap().join("learned.toml");
+    let calls = |p: &Project| {
+        vec![
+            ("read-file", format!("{}/src/a.txt", p.ws)),
+            ("write-file", format!("{}/out/new.txt", p.ws)),
+        ]
+    };
+    let session = recording(&first.data, &calls(&first));
+    let out = learn(&[
+        guest("testbed").to_str().unwrap(),
+        "--workspace",
+        &first.ws,
+        "--replay",
+        session.to_str().unwrap(),
+        "--no-storage",
+        "-o",
+        policy.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&policy).unwrap();
+    assert!(text.contains("workspace = \"{root}/out\""), "{text}");
+    let spec = PolicySpec::from_toml(&text, &policy).unwrap();
+    let folders = (spec.workspace.iter())
+        .chain(&spec.allow_read)
+        .chain(&spec.allow_write);
+    for folder in folders {
+        assert!(
+            !folder.starts_with(&first.ws),
+            "{} is pinned:\n{text}",
+            folder.display()
+        );
+    }
+
+    assert_eq!(
+        failures(&policy, &second.ws, &calls(&second)),
+        Vec::<String>::new()
+    );
+    assert!(
+        std::path::Path::new(&second.ws)
+            .join("out/new.txt")
+            .exists()
+    );
+    let across = failures(&policy, &second.ws, &calls(&first));
+    assert_eq!(
+        across.len(),
+        2,
+        "the first project is reachable: {across:?}"
+    );
+
+    // Installed as declared, then under the learned policy: narrower.
+    let home = tempfile::tempdir().unwrap();
+    let install = |extra: &[&str]| {
+        let testbed = guest("testbed");
+        let base = ["install", testbed.to_str().unwrap(), "--no-storage"];
+        crate::packed::launcher(home.path(), home.path(), &[&base[..], extra].concat())
+    };
+    let (ok, _, err) = install(&["--grant", "projectRead,projectWrite"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = install(&["--policy", policy.to_str().unwrap()]);
+    assert!(ok, "a learned policy was refused as an escalation: {err}");
+    assert!(out.contains("workspace      {root}/out"), "{out}");
+    // Widening back names what it gains and what it loses.
+    let (ok, _, err) = install(&["--grant", "projectRead,projectWrite"]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("  + workspace the host's workspace root"),
+        "{err}"
     );
 }

@@ -38,11 +38,8 @@ impl PluginHost {
 
     /// The directories path parameters may point into now.
     pub fn roots(&self) -> Roots {
-        let workspace = self.grant.workspace.as_deref().or_else(|| {
-            let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
-            Some(std::path::Path::new(&workspace.root_path))
-        });
-        Roots::of(&self.policy, &self.grant, workspace)
+        let folders = self.folders();
+        Roots::of(&self.policy, &folders.grant, folders.workspace.as_deref())
     }
 
     /// `tool.execute` under its tool's contract, within `deadline`.

@@ -4,7 +4,7 @@
 //! and what a failure does to the instance and the counters.
 
 use std::fmt::Display;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,21 +15,26 @@ use crate::effects::{Metered, Receipt};
 use crate::error::CallError;
 use crate::limits::{Deadline, cap_text};
 use crate::observe::Ending;
+use crate::policy::Folders;
 
 impl PluginHost {
+    /// What the grant mounts under the current snapshot's root.
+    pub(super) fn folders(&self) -> Folders<'_> {
+        let workspace = self.snapshot.as_ref().and_then(|s| s.workspace.as_ref());
+        self.grant
+            .folders(workspace.map(|w| Path::new(&w.root_path)))
+    }
+
     /// Where the workspace should be mounted now, if the policy mounts it.
-    fn desired_root(&self) -> Option<&Path> {
+    fn desired_root(&self) -> Option<PathBuf> {
         self.policy.workspace_access()?;
         self.known_root()
     }
 
     /// The workspace root, mounted or not: fixed by the user, else the
-    /// snapshot's.
-    pub(super) fn known_root(&self) -> Option<&Path> {
-        self.grant.workspace.as_deref().or_else(|| {
-            let workspace = self.snapshot.as_ref()?.workspace.as_ref()?;
-            Some(Path::new(&workspace.root_path))
-        })
+    /// snapshot's (or the folder under it the grant names).
+    pub(super) fn known_root(&self) -> Option<PathBuf> {
+        self.folders().workspace
     }
 
     /// Makes sure a live instance exists that mounts the current workspace
@@ -56,11 +61,11 @@ impl PluginHost {
             self.live = None;
         }
         if let Some(live) = &self.live
-            && live.root.as_deref() == self.desired_root()
+            && live.root == self.desired_root()
         {
             return Ok(());
         }
-        let root = self.desired_root().map(Path::to_path_buf);
+        let root = self.desired_root();
         if self.live.is_some() {
             tracing::info!(
                 plugin = %self.origin.plugin, session = %self.origin.session,
@@ -76,7 +81,12 @@ impl PluginHost {
             self.tasks
                 .cancel_running("the workspace root changed", None);
         }
-        let live = self.instantiate(root, call, *deadline).await?;
+        let folders = self.folders();
+        for left_out in &folders.left_out {
+            tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{left_out}");
+        }
+        let grant = folders.grant.into_owned();
+        let live = self.instantiate(root, &grant, call, *deadline).await?;
         self.live = Some(live);
         let for_initialize = matches!(call, Call::Initialize(_));
         if let Some(request) = self.initialized_with.clone().filter(|_| !for_initialize) {

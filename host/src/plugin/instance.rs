@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::bindings::lingxi::plugin::types::Capability;
-use crate::policy::Access;
 use crate::policy::files::FileGrants;
+use crate::policy::{Access, Grant};
 
 use super::call::Call;
 use super::{Live, PluginHost};
@@ -28,6 +28,7 @@ impl PluginHost {
     pub(super) async fn instantiate(
         &mut self,
         root: Option<PathBuf>,
+        grant: &Grant,
         call: &Call<'_>,
         deadline: Deadline,
     ) -> Result<Live, CallError> {
@@ -41,9 +42,8 @@ impl PluginHost {
         wasi.stdout(outputs[0].clone()).stderr(outputs[1].clone());
         let effects = Effects::new();
         let learning = self.learning;
-        let (policy, grant) = (&self.policy, &self.grant);
         let net = linker::apply(
-            policy,
+            &self.policy,
             grant,
             &mut wasi,
             &id,
@@ -52,8 +52,8 @@ impl PluginHost {
             learning,
         );
         let data_writable = self.mount_data(&mut wasi);
-        let trap = self.trap(root.as_deref());
-        let grants = self.file_grants(data_writable);
+        let trap = self.trap(root.as_deref(), grant);
+        let grants = self.file_grants(grant, data_writable);
         let runtime = &self.component.runtime;
         let instantiate_error = |reason: String| CallError::Instantiate {
             plugin: id.clone(),
@@ -106,9 +106,8 @@ impl PluginHost {
     /// The trap (`linker/trap.rs`) this instance gets at `/`, unless a real
     /// mount is there. Without it (no temporary folder could be made, said
     /// once), paths outside every mount still fail, unexplained.
-    fn trap(&self, root: Option<&Path>) -> Option<wasmtime_wasi::filesystem::Dir> {
+    fn trap(&self, root: Option<&Path>, grant: &Grant) -> Option<wasmtime_wasi::filesystem::Dir> {
         let at_root = |dir: &Path| dir == Path::new(TRAP_PATH);
-        let grant = &self.grant;
         let project = self.policy.workspace_access().is_some();
         let read_at_root = root.is_some_and(at_root) || grant.allow_read.iter().any(|d| at_root(d));
         if (project && read_at_root) || grant.allow_write.iter().any(|d| at_root(d)) {
@@ -131,15 +130,15 @@ impl PluginHost {
 
     /// What this instance is given of the host's files, for wording
     /// refusals (`policy/files.rs`).
-    fn file_grants(&self, data: Option<bool>) -> FileGrants {
+    fn file_grants(&self, grant: &Grant, data: Option<bool>) -> FileGrants {
         let declared = |c| self.policy.declares(c);
         FileGrants {
-            root: self.known_root().map(Path::to_path_buf),
+            root: self.known_root(),
             project: self.policy.workspace_access(),
             declares_read: declared(Capability::ProjectRead),
             declares_write: declared(Capability::ProjectWrite),
-            allow_read: self.grant.allow_read.clone(),
-            allow_write: self.grant.allow_write.clone(),
+            allow_read: grant.allow_read.clone(),
+            allow_write: grant.allow_write.clone(),
             data,
         }
     }

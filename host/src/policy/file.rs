@@ -4,7 +4,7 @@
 //!
 //! ```toml
 //! grant = ["projectRead", "networkAccess"]   # or ["none"]; absent: as declared
-//! workspace = "/home/me/project"
+//! workspace = "/home/me/project"   # or "{root}/out": under the host's root
 //! allow-read = ["/usr/share/dict"]
 //! allow-write = ["/tmp/plugin-out"]
 //! allow-net = ["api.example.com:443", "*.example.org:*"]
@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::under_root::{self, UnderRoot};
 use super::wording::{Setting, worded};
 use super::{Grant, NetRuleError};
 use crate::bindings::lingxi::plugin::types::Capability;
@@ -44,16 +45,19 @@ pub struct PolicySpec {
     pub grant: Option<Vec<String>>,
 
     /// Workspace root to mount for projectRead/projectWrite. Default: the
-    /// `workspace.rootPath` of the host's snapshots.
+    /// `workspace.rootPath` of the host's snapshots; `{root}/DIR` is DIR
+    /// under that root, for whichever project the host opens.
     #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     pub workspace: Option<PathBuf>,
 
-    /// Also mount DIR read-only (needs projectRead or projectWrite). Repeatable.
+    /// Also mount DIR read-only (needs projectRead or projectWrite); `{root}/DIR`
+    /// is DIR under the host's workspace root. Repeatable.
     #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     #[serde(default)]
     pub allow_read: Vec<PathBuf>,
 
-    /// Also mount DIR read-write (needs projectWrite). Repeatable.
+    /// Also mount DIR read-write (needs projectWrite); `{root}/DIR` is DIR
+    /// under the host's workspace root. Repeatable.
     #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     #[serde(default)]
     pub allow_write: Vec<PathBuf>,
@@ -165,6 +169,17 @@ pub enum PolicyError {
         /// The directory as given.
         path: PathBuf,
     },
+    /// A folder under the root written in a form that could leave it.
+    #[error(
+        "{}: after {{root}} only folder names may follow, never .. (e.g. {{root}}/out)",
+        worded(*setting, path.display())
+    )]
+    UnderRoot {
+        /// The setting.
+        setting: Setting,
+        /// The folder as given.
+        path: PathBuf,
+    },
     /// A bad network rule.
     #[error(transparent)]
     Net(#[from] NetRuleError),
@@ -214,6 +229,9 @@ impl PolicySpec {
     /// current directory (for flags; a policy file's must be absolute).
     pub fn with_absolute_paths(mut self) -> Result<PolicySpec, PolicyError> {
         fn absolute(setting: Setting, path: &mut PathBuf) -> Result<(), PolicyError> {
+            if under_root::parse(path).is_some() {
+                return Ok(());
+            }
             *path = std::path::absolute(&*path).map_err(|source| PolicyError::Directory {
                 setting,
                 path: path.clone(),
@@ -278,23 +296,36 @@ impl PolicySpec {
                 source,
             })
         };
+        // Each folder is absolute, or under the host's root (`{root}/out`).
+        let mut in_root = UnderRoot::default();
+        let mut folders = |setting, paths: &mut dyn Iterator<Item = &PathBuf>| {
+            let mut absolute = Vec::new();
+            for path in paths {
+                let Some(relative) = under_root::parse(path) else {
+                    absolute.push(dir(setting, path)?);
+                    continue;
+                };
+                let relative = relative.map_err(|()| PolicyError::UnderRoot {
+                    setting,
+                    path: path.clone(),
+                })?;
+                match setting {
+                    Setting::Workspace => in_root.workspace = Some(relative),
+                    Setting::AllowRead => in_root.read.push(relative),
+                    _ => in_root.write.push(relative),
+                }
+            }
+            Ok::<_, PolicyError>(absolute)
+        };
+        let workspace = folders(Setting::Workspace, &mut self.workspace.iter())?;
+        let allow_read = folders(Setting::AllowRead, &mut self.allow_read.iter())?;
+        let allow_write = folders(Setting::AllowWrite, &mut self.allow_write.iter())?;
         let grant = Grant {
             capabilities,
-            workspace: self
-                .workspace
-                .as_ref()
-                .map(|p| dir(Setting::Workspace, p))
-                .transpose()?,
-            allow_read: self
-                .allow_read
-                .iter()
-                .map(|p| dir(Setting::AllowRead, p))
-                .collect::<Result<_, _>>()?,
-            allow_write: self
-                .allow_write
-                .iter()
-                .map(|p| dir(Setting::AllowWrite, p))
-                .collect::<Result<_, _>>()?,
+            workspace: workspace.into_iter().next(),
+            in_root,
+            allow_read,
+            allow_write,
             allow_net: self
                 .allow_net
                 .iter()

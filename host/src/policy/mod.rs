@@ -10,6 +10,7 @@ pub mod file;
 pub(crate) mod files;
 pub mod learn;
 pub mod net;
+pub mod under_root;
 pub mod upgrade;
 pub mod wording;
 
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 
 pub(crate) use self::net::NetGuard;
 pub use self::net::{NetRule, NetRuleError};
+pub use self::under_root::{Folders, RootFolderError, UnderRoot};
 use self::wording::{Setting, worded};
 use crate::bindings::lingxi::plugin::types::Capability;
 
@@ -27,8 +29,12 @@ pub struct Grant {
     /// declares (the `lingxi-wasm-run` default), `Some(vec![])` grants nothing.
     pub capabilities: Option<Vec<Capability>>,
     /// Workspace root fixed by the user (`--workspace`). When absent, the root
-    /// comes from `workspace.rootPath` of the latest snapshot.
+    /// comes from `workspace.rootPath` of the latest snapshot (or a folder
+    /// under it, [`UnderRoot::workspace`]).
     pub workspace: Option<PathBuf>,
+    /// Folders named under the root each snapshot sends (`{root}/out`),
+    /// resolved per snapshot by [`Grant::folders`].
+    pub in_root: UnderRoot,
     /// Extra directories mounted read-only (`--allow-read`); only for a
     /// plugin that declares `projectRead` or `projectWrite`.
     pub allow_read: Vec<PathBuf>,
@@ -199,13 +205,15 @@ impl Policy {
     /// the plugin will not get. A front end warns of these every time.
     pub fn problems(&self, grant: &Grant) -> Vec<String> {
         let mut lines = self.undeclared();
-        if !grant.allow_read.is_empty() && self.workspace_access().is_none() {
+        let reads = !(grant.allow_read.is_empty() && grant.in_root.read.is_empty());
+        let writes = !(grant.allow_write.is_empty() && grant.in_root.write.is_empty());
+        if reads && self.workspace_access().is_none() {
             lines.push(format!(
                 "{} ignored: the plugin does not have projectRead or projectWrite",
                 Setting::AllowRead
             ));
         }
-        if !grant.allow_write.is_empty() && !self.allows(Capability::ProjectWrite) {
+        if writes && !self.allows(Capability::ProjectWrite) {
             lines.push(format!(
                 "{} ignored: the plugin does not have projectWrite",
                 Setting::AllowWrite

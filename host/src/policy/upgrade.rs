@@ -13,17 +13,60 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::file::{PolicySpec, parse_capabilities};
+use super::under_root;
 use super::{Grant, Policy};
 use crate::bindings::lingxi::plugin::types::Capability;
+
+/// A folder as a policy names it: fixed, or under the root the host
+/// sends (`{root}/out`; the host's root itself is `{root}`).
+#[derive(Debug, Clone, PartialEq)]
+enum Folder {
+    Fixed(PathBuf),
+    UnderRoot(PathBuf),
+}
+
+impl Folder {
+    /// The folder a setting names (lexically: nothing is read from disk).
+    /// A `{root}` form that could leave the root is taken as written, so
+    /// that it covers nothing but itself.
+    fn of(dir: &Path) -> Folder {
+        match under_root::parse(dir) {
+            Some(Ok(relative)) => Folder::UnderRoot(relative),
+            Some(Err(())) => Folder::Fixed(dir.to_owned()),
+            None => Folder::Fixed(lexical(dir)),
+        }
+    }
+
+    /// Whether everything in `other` is in `self` too.
+    fn covers(&self, other: &Folder) -> bool {
+        match (self, other) {
+            (Folder::Fixed(a), Folder::Fixed(b)) => b.starts_with(a),
+            (Folder::UnderRoot(a), Folder::UnderRoot(b)) => b.starts_with(a),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Folder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Folder::Fixed(dir) => write!(f, "{}", dir.display()),
+            Folder::UnderRoot(relative) if relative.as_os_str().is_empty() => {
+                f.write_str("the host's workspace root")
+            }
+            Folder::UnderRoot(relative) => f.write_str(&under_root::shown(relative)),
+        }
+    }
+}
 
 /// What a plugin could reach.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reach {
     capabilities: Vec<Capability>,
-    /// `None`: the host's workspace root; else the folder pinned.
-    workspace: Option<PathBuf>,
-    read: Vec<PathBuf>,
-    write: Vec<PathBuf>,
+    /// The workspace, if the project is mounted.
+    workspace: Option<Folder>,
+    read: Vec<Folder>,
+    write: Vec<Folder>,
     /// `None`: every destination (a `*:*` rule); an empty list: none.
     net: Option<Vec<String>>,
     env: Vec<String>,
@@ -38,12 +81,18 @@ pub struct Reach {
 pub enum Increase {
     /// A capability (declared and granted).
     Capability(String),
-    /// The workspace: another pinned folder, or the host's root instead.
-    Workspace(String),
-    /// A folder mounted read-only.
-    ReadFolder(PathBuf),
-    /// A folder mounted read-write.
-    WriteFolder(PathBuf),
+    /// The workspace: another folder.
+    Workspace {
+        /// As written: a path, `{root}/DIR`, or the host's workspace root.
+        shown: String,
+        /// Whether it is a fixed folder, mounted whatever project the
+        /// host opens.
+        fixed: bool,
+    },
+    /// A folder mounted read-only (as written).
+    ReadFolder(String),
+    /// A folder mounted read-write (as written).
+    WriteFolder(String),
     /// A network rule.
     Host(String),
     /// Every destination (the allow-list was dropped).
@@ -60,14 +109,16 @@ impl fmt::Display for Increase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Increase::Capability(c) => write!(f, "capability {c}"),
-            Increase::Workspace(w) => write!(f, "workspace {w}"),
-            Increase::ReadFolder(d) => write!(f, "reads folder {}", d.display()),
-            Increase::WriteFolder(d) => write!(f, "writes folder {}", d.display()),
+            Increase::Workspace { shown, .. } => write!(f, "workspace {shown}"),
+            Increase::ReadFolder(d) => write!(f, "reads folder {d}"),
+            Increase::WriteFolder(d) => write!(f, "writes folder {d}"),
             Increase::Host(rule) => write!(f, "network destination {rule}"),
             Increase::EveryHost => f.write_str("every network destination (*:*)"),
             Increase::Variable(v) => write!(f, "environment variable {v}"),
             Increase::Storage(s) => write!(f, "storage {s}"),
-            Increase::ValidationOff => f.write_str("tool arguments no longer validated"),
+            Increase::ValidationOff => {
+                f.write_str("tool arguments not validated against their schemas")
+            }
         }
     }
 }
@@ -80,12 +131,27 @@ impl Reach {
             (None, Some(root)) => Some(format!("under {}", root.display())),
             (None, None) => None,
         };
+        fn fixed(dirs: &[PathBuf]) -> impl Iterator<Item = Folder> + '_ {
+            dirs.iter().map(|d| Folder::Fixed(lexical(d)))
+        }
+        fn in_root(dirs: &[PathBuf]) -> impl Iterator<Item = Folder> + '_ {
+            dirs.iter().cloned().map(Folder::UnderRoot)
+        }
+        let workspace = match (&grant.workspace, &grant.in_root.workspace) {
+            (Some(dir), _) => Folder::Fixed(lexical(dir)),
+            (None, Some(relative)) => Folder::UnderRoot(relative.clone()),
+            (None, None) => Folder::UnderRoot(PathBuf::new()),
+        };
         Reach::new(
             Policy::decide(declared, grant),
             Parts {
-                workspace: grant.workspace.clone(),
-                read: grant.allow_read.clone(),
-                write: grant.allow_write.clone(),
+                workspace,
+                read: fixed(&grant.allow_read)
+                    .chain(in_root(&grant.in_root.read))
+                    .collect(),
+                write: fixed(&grant.allow_write)
+                    .chain(in_root(&grant.in_root.write))
+                    .collect(),
                 net: grant.allow_net.iter().map(ToString::to_string).collect(),
                 env: grant.env.iter().map(|(k, _)| k.clone()).collect(),
                 storage,
@@ -113,9 +179,12 @@ impl Reach {
         Reach::new(
             Policy::decide(&declared, &grant),
             Parts {
-                workspace: spec.workspace.clone(),
-                read: spec.allow_read.clone(),
-                write: spec.allow_write.clone(),
+                workspace: match &spec.workspace {
+                    Some(dir) => Folder::of(dir),
+                    None => Folder::UnderRoot(PathBuf::new()),
+                },
+                read: spec.allow_read.iter().map(|d| Folder::of(d)).collect(),
+                write: spec.allow_write.iter().map(|d| Folder::of(d)).collect(),
                 net: spec.allow_net.clone(),
                 env: env
                     .map(|e| e.split('=').next().unwrap_or("").to_owned())
@@ -145,20 +214,11 @@ impl Reach {
         let allows = |c| policy.allows(c);
         let mounts = allows(Capability::ProjectRead) || allows(Capability::ProjectWrite);
         let writes = allows(Capability::ProjectWrite);
-        let normal = |dirs: Vec<PathBuf>| dirs.iter().map(|d| lexical(d)).collect();
         Reach {
             capabilities: policy.effective().to_vec(),
-            workspace: parts.workspace.filter(|_| mounts).map(|d| lexical(&d)),
-            read: if mounts {
-                normal(parts.read)
-            } else {
-                Vec::new()
-            },
-            write: if writes {
-                normal(parts.write)
-            } else {
-                Vec::new()
-            },
+            workspace: Some(parts.workspace).filter(|_| mounts),
+            read: if mounts { parts.read } else { Vec::new() },
+            write: if writes { parts.write } else { Vec::new() },
             net: match allows(Capability::NetworkAccess) {
                 true if parts.net.iter().any(|rule| every_destination(rule)) => None,
                 true => Some(parts.net),
@@ -179,9 +239,9 @@ fn every_destination(rule: &str) -> bool {
 
 /// The settings a [`Reach`] is made of.
 struct Parts {
-    workspace: Option<PathBuf>,
-    read: Vec<PathBuf>,
-    write: Vec<PathBuf>,
+    workspace: Folder,
+    read: Vec<Folder>,
+    write: Vec<Folder>,
     net: Vec<String>,
     env: Vec<String>,
     storage: Option<String>,
@@ -204,6 +264,11 @@ fn lexical(dir: &Path) -> PathBuf {
     out
 }
 
+/// What `old` could reach that `new` cannot: [`increases`] the other way.
+pub fn decreases(old: &Reach, new: &Reach) -> Vec<Increase> {
+    increases(new, old)
+}
+
 /// What `new` could reach that `old` could not (empty: no increase).
 pub fn increases(old: &Reach, new: &Reach) -> Vec<Increase> {
     let mut more = Vec::new();
@@ -216,33 +281,29 @@ pub fn increases(old: &Reach, new: &Reach) -> Vec<Increase> {
             more.push(Increase::Capability(c.wire_name().to_owned()));
         }
     }
-    let mounts = |r: &Reach| {
-        r.capabilities
-            .iter()
-            .any(|c| matches!(c, Capability::ProjectRead | Capability::ProjectWrite))
+    let writes = |r: &Reach| r.capabilities.contains(&Capability::ProjectWrite);
+    // What `old` mounted for reading (`write`: for writing).
+    let covered = |folder: &Folder, write: bool| {
+        let workspace = old.workspace.iter().filter(|_| !write || writes(old));
+        let extra = old.write.iter().chain(old.read.iter().filter(|_| !write));
+        workspace.chain(extra).any(|o| o.covers(folder))
     };
-    if mounts(new) && mounts(old) && new.workspace != old.workspace {
-        let narrower = match (&old.workspace, &new.workspace) {
-            (Some(old), Some(new)) => new.starts_with(old),
-            _ => false,
-        };
-        if !narrower {
-            let shown = match &new.workspace {
-                Some(dir) => dir.display().to_string(),
-                None => "the host's workspace root".to_owned(),
-            };
-            more.push(Increase::Workspace(shown));
-        }
+    if let (Some(new_ws), Some(old_ws)) = (&new.workspace, &old.workspace)
+        && !old_ws.covers(new_ws)
+    {
+        more.push(Increase::Workspace {
+            shown: new_ws.to_string(),
+            fixed: matches!(new_ws, Folder::Fixed(_)),
+        });
     }
-    let under = |dir: &Path, list: &[PathBuf]| list.iter().any(|o| dir.starts_with(o));
     for dir in &new.write {
-        if !under(dir, &old.write) {
-            more.push(Increase::WriteFolder(dir.clone()));
+        if !covered(dir, true) {
+            more.push(Increase::WriteFolder(dir.to_string()));
         }
     }
     for dir in &new.read {
-        if !under(dir, &old.read) && !under(dir, &old.write) {
-            more.push(Increase::ReadFolder(dir.clone()));
+        if !covered(dir, false) {
+            more.push(Increase::ReadFolder(dir.to_string()));
         }
     }
     let networked = new.capabilities.contains(&Capability::NetworkAccess)

@@ -224,10 +224,10 @@ impl Session {
     /// Where `member`'s path parameters may point in this session.
     fn roots(&self, member: &Member) -> Roots {
         let snapshot = self.context.snapshot();
-        let workspace = member.grant.workspace.clone().or_else(|| {
-            let workspace = snapshot.as_ref()?.workspace.as_ref()?;
-            Some(workspace.root_path.clone().into())
-        });
-        Roots::of(&member.policy, &member.grant, workspace.as_deref())
+        let root = snapshot.as_ref().and_then(|s| s.workspace.as_ref());
+        let folders = member
+            .grant
+            .folders(root.map(|w| std::path::Path::new(&w.root_path)));
+        Roots::of(&member.policy, &folders.grant, folders.workspace.as_deref())
     }
 }

@@ -95,24 +95,26 @@ impl Rules {
     }
 }
 
-/// The workspace root a learned policy must keep whole, and why: a tool
-/// called while learning resolves path parameters against it, so a
-/// narrower folder would change what its paths mean.
+/// The project the calls ran in. Folders under its root are written
+/// under the root the host sends (`{root}/out`), so that the policy serves
+/// every project a host opens, not only this one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KeepRoot {
+pub struct Project {
     /// The root (the ceiling's workspace).
     pub root: PathBuf,
-    /// Why, for the policy's comment.
-    pub why: String,
+    /// Why the policy must keep the root whole, if it must: a tool called
+    /// while learning resolves path parameters against it, so a narrower
+    /// folder would change what its paths mean.
+    pub keep_whole: Option<String>,
 }
 
 /// Learns the narrowest policy covering `receipts`, which were recorded
 /// under `ceiling` (its limits, storage root and variables' values are
-/// kept), with the workspace root kept whole if `keep` says so.
+/// kept) in `project`.
 pub fn learn(
     ceiling: &PolicySpec,
     receipts: &[Receipt],
-    keep: Option<&KeepRoot>,
+    project: Option<&Project>,
 ) -> Result<Learned, LearnError> {
     let mut needs = Vec::new();
     let (mut caps, mut net, mut env, mut storage): (Rules, Rules, Rules, Rules) =
@@ -156,7 +158,7 @@ pub fn learn(
     }
     needs::lookups_only(&looked_up, &mut net);
     let writes = needs.iter().any(|n| n.write);
-    let [workspace, read, write] = needs::folders(needs, keep);
+    let [workspace, read, write] = needs::folders(needs, project);
     if let Some(first) = workspace.0.first() {
         let cap = if writes {
             "projectWrite"

@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{KeepRoot, Rules};
+use super::{Project, Rules};
 use crate::effects::Receipt;
+use crate::policy::under_root;
 use crate::storage::DATA_GUEST_PATH;
 
 /// A folder a call needed, and whether it wrote there.
@@ -110,15 +111,22 @@ pub(super) fn lookups_only(lookups: &[(String, String)], net: &mut Rules) {
 
 /// The workspace (one folder), the extra read-only and read-write folders:
 /// a folder under another needed one is left out, and the workspace is
-/// the root `keep` names (covering what is under it), else the first
-/// folder written (or read, if none was).
-pub(super) fn folders(needs: Vec<Need>, keep: Option<&KeepRoot>) -> [Rules; 3] {
+/// the project's root if it must be kept whole (covering what is under
+/// it), else the first folder written (or read, if none was). Folders in
+/// the project are written under the host's root (`{root}/out`).
+pub(super) fn folders(needs: Vec<Need>, project: Option<&Project>) -> [Rules; 3] {
+    let shown = |folder: &Path| match project.and_then(|p| folder.strip_prefix(&p.root).ok()) {
+        Some(relative) => under_root::shown(relative),
+        None => folder.display().to_string(),
+    };
     let mut workspace = Rules::default();
-    let kept = keep.filter(|k| needs.iter().any(|n| n.folder.starts_with(&k.root)));
-    if let Some(keep) = kept {
-        workspace.add(keep.root.display().to_string(), || keep.why.clone());
+    let kept = project
+        .and_then(|p| Some((&p.root, p.keep_whole.as_ref()?)))
+        .filter(|(root, _)| needs.iter().any(|n| n.folder.starts_with(root)));
+    if let Some((root, why)) = kept {
+        workspace.add(shown(root), || why.clone());
     }
-    let outside = |n: &&Need| kept.is_none_or(|k| !n.folder.starts_with(&k.root));
+    let outside = |n: &&Need| kept.is_none_or(|(root, _)| !n.folder.starts_with(root));
     let writes: Vec<&Need> = needs.iter().filter(|n| n.write).filter(outside).collect();
     let reads: Vec<&Need> = needs.iter().filter(|n| !n.write).filter(outside).collect();
     let top = |list: &[&Need], others: &[&Need]| {
@@ -131,8 +139,7 @@ pub(super) fn folders(needs: Vec<Need>, keep: Option<&KeepRoot>) -> [Rules; 3] {
             {
                 continue;
             }
-            let shown = need.folder.display().to_string();
-            rules.add(shown, || need.why.clone());
+            rules.add(shown(&need.folder), || need.why.clone());
         }
         rules
     };

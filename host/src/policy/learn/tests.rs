@@ -200,12 +200,12 @@ fn a_root_that_path_parameters_resolve_against_stays_whole() {
             file("/elsewhere/x", |f| f.read = true),
         ];
     })];
-    let keep = KeepRoot {
+    let keep = Project {
         root: "/ws".into(),
-        why: "tool stats takes paths relative to it".into(),
+        keep_whole: Some("tool stats takes paths relative to it".into()),
     };
     let learned = learn(&PolicySpec::default(), &receipts, Some(&keep)).unwrap();
-    assert_eq!(learned.spec.workspace.as_deref(), Some(Path::new("/ws")));
+    assert_eq!(learned.spec.workspace.as_deref(), Some(Path::new("{root}")));
     assert_eq!(learned.spec.allow_read, [PathBuf::from("/elsewhere")]);
     assert!(
         learned
@@ -223,4 +223,40 @@ fn a_root_that_path_parameters_resolve_against_stays_whole() {
         learned.spec.workspace.as_deref(),
         Some(Path::new("/elsewhere"))
     );
+}
+
+#[test]
+fn folders_in_the_project_are_written_under_the_hosts_root() {
+    let receipts = [receipt("tool.execute 'build'", |r| {
+        r.files = vec![
+            file("/ws/src/a.rs", |f| f.read = true),
+            file("/ws/out/x.txt", |f| {
+                f.write = true;
+                f.created = true;
+            }),
+            file("/usr/share/dict/words", |f| f.read = true),
+            file("/wsx/y", |f| f.read = true),
+        ];
+    })];
+    let project = Project {
+        root: "/ws".into(),
+        keep_whole: None,
+    };
+    let learned = learn(&PolicySpec::default(), &receipts, Some(&project)).unwrap();
+    let spec = parsed(&learned.text);
+    assert_eq!(spec.workspace.as_deref(), Some(Path::new("{root}/out")));
+    assert_eq!(
+        spec.allow_read,
+        [
+            PathBuf::from("{root}/src"),
+            PathBuf::from("/usr/share/dict"),
+            PathBuf::from("/wsx")
+        ]
+    );
+    // It resolves: the same policy serves another project.
+    let mut portable = spec.clone();
+    portable.allow_read.retain(|dir| dir.starts_with("{root}"));
+    let (grant, _) = portable.resolve(|_| None).unwrap();
+    assert_eq!(grant.in_root.workspace.as_deref(), Some(Path::new("out")));
+    assert_eq!(grant.in_root.read, [PathBuf::from("src")]);
 }

@@ -62,7 +62,7 @@ fn each_kind_of_increase_is_named() {
             "every network destination (*:*)",
             "environment variable TOKEN",
             "storage under the default data root",
-            "tool arguments no longer validated",
+            "tool arguments not validated against their schemas",
         ]
     );
 }
@@ -141,5 +141,45 @@ fn writing_covers_reading_and_paths_compare_as_written() {
             "writes folder /ws/out",
             "storage under the default data root"
         ]
+    );
+}
+
+#[test]
+fn folders_under_the_hosts_root_compare_with_the_root() {
+    let declared = names(&["projectRead", "projectWrite"]);
+    let default = Reach::of_spec(&declared, &PolicySpec::default());
+    let learned = Reach::of_spec(
+        &declared,
+        &spec(|s| {
+            s.workspace = Some("{root}/out".into());
+            s.allow_read = vec!["{root}/src".into()];
+        }),
+    );
+    // A learned policy is narrower than the host's whole root.
+    assert!(increases(&default, &learned).is_empty());
+    assert_eq!(
+        shown(decreases(&default, &learned)),
+        ["workspace the host's workspace root"]
+    );
+    // A folder under the root is not a fixed folder, either way.
+    let pinned = Reach::of_spec(&declared, &spec(|s| s.workspace = Some("/ws/out".into())));
+    assert_eq!(shown(increases(&learned, &pinned)), ["workspace /ws/out"]);
+    assert_eq!(
+        shown(increases(&pinned, &learned)),
+        ["workspace {root}/out", "reads folder {root}/src"]
+    );
+    // Deeper is narrower; a way out of the root counts as new.
+    let deeper = Reach::of_spec(
+        &declared,
+        &spec(|s| s.workspace = Some("{root}/out/x".into())),
+    );
+    assert!(increases(&learned, &deeper).is_empty());
+    let escape = Reach::of_spec(
+        &declared,
+        &spec(|s| s.workspace = Some("{root}/../etc".into())),
+    );
+    assert_eq!(
+        shown(increases(&default, &escape)),
+        ["workspace {root}/../etc"]
     );
 }

@@ -1,0 +1,294 @@
+//! Folders named under the workspace root the host sends (`{root}/out`),
+//! so that one policy serves every project a host opens: a plugin
+//! installed into LingXi is started once and sent the root of whichever
+//! project the user works in, and a learned policy must not pin the
+//! folders of the project it was learned in.
+//!
+//! `workspace`, `allow-read` and `allow-write` may each be written
+//! `{root}` or `{root}/a/b` (either slash): only plain names follow, never
+//! `..`. Each is resolved against every snapshot's root
+//! ([`Grant::folders`]), and left out, with a warning, if it is missing or
+//! leads out of the root through a link. A workspace left out mounts
+//! nothing: never the whole root instead.
+
+use std::borrow::Cow;
+use std::path::{Component, Path, PathBuf};
+
+use super::Grant;
+use super::wording::Setting;
+
+/// How a folder under the root starts.
+pub const ROOT: &str = "{root}";
+
+/// The folders of a grant named under the host's workspace root, each a
+/// relative path of plain names (empty: the root itself).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UnderRoot {
+    /// The workspace: this folder under the root instead of the root.
+    pub workspace: Option<PathBuf>,
+    /// Also mounted read-only (with projectRead or projectWrite).
+    pub read: Vec<PathBuf>,
+    /// Also mounted read-write (with projectWrite).
+    pub write: Vec<PathBuf>,
+}
+
+impl UnderRoot {
+    /// Whether no folder is named under the root.
+    pub fn is_empty(&self) -> bool {
+        self.workspace.is_none() && self.read.is_empty() && self.write.is_empty()
+    }
+}
+
+/// The part of `path` after `{root}`, if it is written that way: `Ok` with
+/// a relative path of plain names, or `Err` if what follows is not that
+/// (`{root}x`, `{root}/../etc`). `None`: not a folder under the root.
+pub fn parse(path: &Path) -> Option<Result<PathBuf, ()>> {
+    let rest = path.to_str()?.strip_prefix(ROOT)?;
+    if !(rest.is_empty() || rest.starts_with(['/', '\\'])) {
+        return Some(Err(()));
+    }
+    let mut relative = PathBuf::new();
+    for name in rest
+        .split(['/', '\\'])
+        .filter(|n| !n.is_empty() && *n != ".")
+    {
+        let plain = Path::new(name)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if !plain || name == ".." {
+            return Some(Err(()));
+        }
+        relative.push(name);
+    }
+    Some(Ok(relative))
+}
+
+/// How a folder under the root is written: `{root}` or `{root}/out`.
+pub fn shown(relative: &Path) -> String {
+    let names: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    match names.is_empty() {
+        true => ROOT.to_owned(),
+        false => format!("{ROOT}/{}", names.join("/")),
+    }
+}
+
+/// A folder under the root that is not mounted under one snapshot's root.
+#[derive(Debug, thiserror::Error)]
+pub enum RootFolderError {
+    /// It does not exist there (or cannot be resolved).
+    #[error(
+        "{setting} {}: {} cannot be used ({source}); it is not mounted for this project (create the folder, or change the setting)",
+        shown(relative),
+        path.display()
+    )]
+    Missing {
+        /// The setting that names it.
+        setting: Setting,
+        /// As written, after `{root}`.
+        relative: PathBuf,
+        /// Where it would be.
+        path: PathBuf,
+        /// Why it cannot be resolved.
+        source: std::io::Error,
+    },
+    /// A link in it leads out of the root.
+    #[error(
+        "{setting} {}: {} leads to {}, outside the workspace root {}; it is not mounted",
+        shown(relative),
+        path.display(),
+        target.display(),
+        root.display()
+    )]
+    LeavesRoot {
+        /// The setting that names it.
+        setting: Setting,
+        /// As written, after `{root}`.
+        relative: PathBuf,
+        /// Where it is, as written under the root.
+        path: PathBuf,
+        /// Where its links lead.
+        target: PathBuf,
+        /// The root.
+        root: PathBuf,
+    },
+}
+
+/// What a grant mounts under one snapshot's root.
+#[derive(Debug)]
+pub struct Folders<'a> {
+    /// The workspace: fixed by the user, else the folder under the root,
+    /// else the snapshot's root. `None`: no workspace is mounted.
+    pub workspace: Option<PathBuf>,
+    /// The grant with its folders under the root made absolute (those
+    /// that could not be, left out).
+    pub grant: Cow<'a, Grant>,
+    /// The folders under the root left out, and why.
+    pub left_out: Vec<RootFolderError>,
+}
+
+impl Grant {
+    /// What this grant mounts when the host's workspace root is
+    /// `snapshot_root`: the folders named under the root resolved there,
+    /// each as the plugin sees it (the root joined with its names, which
+    /// must lead to a folder inside the root).
+    pub fn folders(&self, snapshot_root: Option<&Path>) -> Folders<'_> {
+        let mut left_out = Vec::new();
+        if self.in_root.is_empty() || snapshot_root.is_none() {
+            let workspace = match (&self.workspace, &self.in_root.workspace) {
+                (Some(fixed), _) => Some(fixed.clone()),
+                (None, Some(_)) => None,
+                (None, None) => snapshot_root.map(Path::to_path_buf),
+            };
+            let grant = match self.in_root.is_empty() {
+                true => Cow::Borrowed(self),
+                false => Cow::Owned(Grant {
+                    in_root: UnderRoot::default(),
+                    ..self.clone()
+                }),
+            };
+            return Folders {
+                workspace,
+                grant,
+                left_out,
+            };
+        }
+        let root = snapshot_root.unwrap_or(Path::new("/"));
+        let canonical_root = dunce::canonicalize(root);
+        let mut resolve = |setting, relative: &Path| {
+            let path = match relative.as_os_str().is_empty() {
+                true => root.to_path_buf(),
+                false => root.join(relative),
+            };
+            let found = dunce::canonicalize(&path).and_then(|target| match target.is_dir() {
+                true => Ok(target),
+                false => Err(std::io::Error::other("not a folder")),
+            });
+            let error = match (&canonical_root, found) {
+                (Ok(root), Ok(target)) if target.starts_with(root) => return Some(path),
+                (Ok(root), Ok(target)) => RootFolderError::LeavesRoot {
+                    setting,
+                    relative: relative.to_owned(),
+                    path,
+                    target,
+                    root: root.clone(),
+                },
+                (Err(e), _) => RootFolderError::Missing {
+                    setting,
+                    relative: relative.to_owned(),
+                    path: path.clone(),
+                    source: std::io::Error::new(e.kind(), e.to_string()),
+                },
+                (_, Err(source)) => RootFolderError::Missing {
+                    setting,
+                    relative: relative.to_owned(),
+                    path: path.clone(),
+                    source,
+                },
+            };
+            left_out.push(error);
+            None
+        };
+        let workspace = match (&self.workspace, &self.in_root.workspace) {
+            (Some(fixed), _) => Some(fixed.clone()),
+            (None, Some(relative)) => resolve(Setting::Workspace, relative),
+            (None, None) => Some(root.to_path_buf()),
+        };
+        let mut grant = Grant {
+            in_root: UnderRoot::default(),
+            ..self.clone()
+        };
+        for relative in &self.in_root.read {
+            grant
+                .allow_read
+                .extend(resolve(Setting::AllowRead, relative));
+        }
+        for relative in &self.in_root.write {
+            grant
+                .allow_write
+                .extend(resolve(Setting::AllowWrite, relative));
+        }
+        Folders {
+            workspace,
+            grant: Cow::Owned(grant),
+            left_out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_names_follow_the_root() {
+        let ok = |s: &str| parse(Path::new(s)).and_then(Result::ok);
+        assert_eq!(ok("{root}"), Some(PathBuf::new()));
+        assert_eq!(ok("{root}/"), Some(PathBuf::new()));
+        assert_eq!(ok("{root}/out"), Some(PathBuf::from("out")));
+        assert_eq!(ok("{root}\\a\\./b"), Some(PathBuf::from("a").join("b")));
+        for bad in ["{root}x", "{root}/..", "{root}/a/../../etc", "{root}/a/.."] {
+            assert_eq!(parse(Path::new(bad)), Some(Err(())), "{bad}");
+        }
+        assert_eq!(parse(Path::new("/abs/{root}")), None);
+        assert_eq!(shown(Path::new("a/b")), "{root}/a/b");
+        assert_eq!(shown(Path::new("")), "{root}");
+    }
+
+    fn in_root(workspace: Option<&str>, read: &[&str]) -> Grant {
+        Grant {
+            in_root: UnderRoot {
+                workspace: workspace.map(PathBuf::from),
+                read: read.iter().map(PathBuf::from).collect(),
+                write: Vec::new(),
+            },
+            ..Grant::default()
+        }
+    }
+
+    #[test]
+    fn folders_resolve_under_each_root_and_never_out_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("out")).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        let grant = in_root(Some("out"), &["src"]);
+        let folders = grant.folders(Some(&root));
+        assert_eq!(folders.workspace, Some(root.join("out")));
+        assert_eq!(folders.grant.allow_read, vec![root.join("src")]);
+        assert!(folders.grant.in_root.is_empty());
+        assert!(folders.left_out.is_empty());
+
+        // Missing: left out, and the workspace is not the root instead.
+        let grant = in_root(Some("gone"), &["none"]);
+        let folders = grant.folders(Some(&root));
+        assert_eq!(folders.workspace, None);
+        assert!(folders.grant.allow_read.is_empty());
+        assert_eq!(folders.left_out.len(), 2);
+        let said = folders.left_out[0].to_string();
+        assert!(
+            said.contains("{root}/gone") && said.contains("create the folder"),
+            "{said}"
+        );
+
+        // No root known: nothing under it is mounted.
+        assert_eq!(in_root(Some("out"), &[]).folders(None).workspace, None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_out_of_the_root_is_not_mounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        let grant = in_root(Some("out"), &["out"]);
+        let folders = grant.folders(Some(&root));
+        assert_eq!(folders.workspace, None);
+        assert!(folders.grant.allow_read.is_empty());
+        let said = folders.left_out[0].to_string();
+        assert!(said.contains("outside the workspace root"), "{said}");
+    }
+}
