@@ -47,18 +47,22 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
         );
     }
     check_output(args.output, args.force)?;
+    let ceiling = match (recorded_ceiling(&args.steps)?, args.ceiling) {
+        (Some(recorded), flags) => Some(crate::call::over_packed(recorded, flags)),
+        (None, flags) => flags,
+    };
     let (component, mut ceiling) = match pack::read(args.plugin)? {
         Some(packed) => {
             let name = packed.header.plugin_id.clone();
             let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
             (
                 component,
-                crate::call::over_packed(packed.header.policy, args.ceiling),
+                crate::call::over_packed(packed.header.policy, ceiling),
             )
         }
         None => (
             tokio.block_on(runtime.load_file(args.plugin))?,
-            args.ceiling.unwrap_or_default(),
+            ceiling.unwrap_or_default(),
         ),
     };
     let root = workspace(&ceiling)?;
@@ -158,6 +162,41 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
         );
     }
     Ok(())
+}
+
+/// The ceiling of a replay is what the recorded sessions were granted (so
+/// a learned policy never allows what they were refused), with the grant
+/// flags laid over it: every recording that says must say the same.
+/// `None`: no recording says (the ceiling is then the flags, else what the
+/// plugin declares).
+fn recorded_ceiling(steps: &[Step]) -> Result<Option<PolicySpec>> {
+    let mut ceiling: Option<(PolicySpec, &Path)> = None;
+    for step in steps {
+        let Step::Replay(file) = step else { continue };
+        let Some(grants) = lingxi_wasm_launcher::record::recorded_grants(file)? else {
+            eprintln!(
+                "note: {} does not record what its session was granted (a plugin not run by lingxi-wasm-run, or an older recording); give the ceiling with grant flags",
+                file.display()
+            );
+            continue;
+        };
+        match &ceiling {
+            Some((first, _)) if *first == grants => {}
+            Some((_, first)) => bail!(
+                "{} and {} were recorded under different grants; learn from each apart, or from recordings made under the same grants",
+                first.display(),
+                file.display()
+            ),
+            None => ceiling = Some((grants, file)),
+        }
+    }
+    if let Some((_, file)) = &ceiling {
+        eprintln!(
+            "the ceiling is what {} was granted, with the grant flags given laid over it",
+            file.display()
+        );
+    }
+    Ok(ceiling.map(|(grants, _)| grants))
 }
 
 /// The project to learn in: `--workspace`, else the current folder,

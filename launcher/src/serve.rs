@@ -217,11 +217,12 @@ pub fn serve(
     let mut server = Server::with_runtime(host, tokio);
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());
-    let tee = record.and_then(|dir| record::Tee::start(dir, &id));
+    let grants = record::grants_written(spec);
+    let tee = record.and_then(|dir| record::Tee::start(dir, &id, grants.clone()));
     // Receipts go to this plugin's own recording and to a `record` proxy
     // around it, whichever record.
     let mut sinks: Vec<_> = tee.iter().map(record::Tee::receipts).collect();
-    sinks.extend(record::receipts_file());
+    sinks.extend(record::receipts_file(&grants));
     if !sinks.is_empty() {
         server.on_receipt(Box::new(move |id, receipt| {
             for sink in &mut sinks {

@@ -373,3 +373,55 @@ fn a_learned_policy_serves_every_project_and_installs_as_a_narrowing() {
         "{err}"
     );
 }
+
+/// `learn --replay` of a session this launcher recorded takes what the
+/// session was granted as its ceiling: what the session was refused is
+/// reported, never learned.
+#[test]
+fn a_replay_learns_within_what_the_recorded_session_was_granted() {
+    let p = project();
+    let dir = p.data.parent().unwrap();
+    let session = dir.join("granted.jsonl");
+    let requests = [
+        json!({"id": "s", "method": "host.snapshot", "params": spec_snapshot(&p.ws)}),
+        json!({"id": "r", "method": "tool.execute", "params": tool("read-file", &format!("{}/src/a.txt", p.ws))}),
+        json!({"id": "w", "method": "tool.execute", "params": tool("write-file", &format!("{}/out/new.txt", p.ws))}),
+    ];
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let testbed = guest("testbed");
+    let grant = ["--grant", "projectRead", "--no-storage"].map(Path::new);
+    let out = crate::record::record(&session, &[&testbed, grant[0], grant[1], grant[2]], &input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded = std::fs::read_to_string(&session).unwrap();
+    assert!(
+        recorded.contains(r#""grants":{"grant":["projectRead"]"#),
+        "{recorded}"
+    );
+
+    let policy = dir.join("from-session.toml");
+    let out = learn(&[
+        testbed.to_str().unwrap(),
+        "--workspace",
+        &p.ws,
+        "--replay",
+        session.to_str().unwrap(),
+        "-o",
+        policy.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("the ceiling is what"), "{stderr}");
+    let text = std::fs::read_to_string(&policy).unwrap();
+    let spec = PolicySpec::from_toml(&text, &policy).unwrap();
+    assert_eq!(spec.grant, Some(vec!["projectRead".to_owned()]), "{text}");
+    assert!(spec.no_storage, "{text}");
+    let refused = format!("write {}/out/new.txt", p.ws);
+    assert!(
+        stderr.contains(&refused) && text.contains(&refused),
+        "{stderr}\n{text}"
+    );
+}

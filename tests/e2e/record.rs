@@ -45,7 +45,7 @@ fn run(mut command: Command, input: &str) -> Output {
     out
 }
 
-fn record(out: &Path, plugin: &[&Path], input: &str) -> Output {
+pub(crate) fn record(out: &Path, plugin: &[&Path], input: &str) -> Output {
     let mut command = launcher();
     command
         .arg("record")

@@ -22,8 +22,9 @@ pub const RECEIPTS_ENV: &str = "LINGXI_WASM_RECEIPTS";
 const MAX_WAITING: usize = 1024;
 
 /// The sink a serving launcher hands receipts to when [`RECEIPTS_ENV`]
-/// names a file that exists (it is never created here).
-pub fn receipts_file() -> Option<ReceiptSink> {
+/// names a file that exists (it is never created here). The session's
+/// `grants` ([`super::grants::written`]) go first, for the recording.
+pub fn receipts_file(grants: &Value) -> Option<ReceiptSink> {
     let path = std::env::var_os(RECEIPTS_ENV)?;
     let mut file = std::fs::OpenOptions::new()
         .append(true)
@@ -35,6 +36,9 @@ pub fn receipts_file() -> Option<ReceiptSink> {
             )
         })
         .ok()?;
+    let mut first = json!({ "grants": grants }).to_string();
+    first.push('\n');
+    let _ = file.write_all(first.as_bytes());
     Some(Box::new(move |id: Option<&Value>, receipt: &Receipt| {
         let mut line = json!({"id": id, "receipt": receipt}).to_string();
         line.push('\n');
@@ -49,6 +53,8 @@ pub(super) struct Feed {
     file: File,
     pending: Vec<u8>,
     waiting: HashMap<String, Value>,
+    /// The session's grants, once read (taken by the recorder).
+    pub(super) grants: Option<Value>,
 }
 
 impl Feed {
@@ -58,6 +64,7 @@ impl Feed {
             file: File::open(path)?,
             pending: Vec::new(),
             waiting: HashMap::new(),
+            grants: None,
         })
     }
 
@@ -71,6 +78,10 @@ impl Feed {
             let Ok(mut entry) = serde_json::from_slice::<Value>(&line) else {
                 continue;
             };
+            if entry.get("grants").is_some() {
+                self.grants.get_or_insert(entry["grants"].take());
+                continue;
+            }
             if self.waiting.len() >= MAX_WAITING {
                 self.waiting.clear();
             }

@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! {"case": "...", "recorded": {"command": [...], "cwd": "...", "startedAt": 1764523200000, "by": "lingxi-wasm-run 0.1.0"}}
+//! {"grants": {"grant": ["projectRead"], ...}, "t": 0.2}  what the session was granted
 //! {"send": "<request line>", "t": 0.41}                  ms since the start
 //! {"recv": "<response line>", "t": 1.93, "ms": 1.52}     ms since its request
 //!     with "receipt" (what the call did) when the plugin is this launcher's
@@ -15,12 +16,17 @@
 //! {"exit": 0, "t": 20.7}
 //! ```
 //!
+//! The `grants` line is there when the plugin is this launcher's: the
+//! settings it served under, in policy-file keys, variables without their
+//! values; `learn --replay` takes it as its ceiling.
+//!
 //! A line that is not UTF-8 is kept as `sendBase64` / `recvBase64`; a last
 //! line without a newline has `"partial": true`. `replay` also takes the
 //! conformance steps `expect` and `expectInner`.
 
 mod diff;
 mod feed;
+mod grants;
 mod proxy;
 mod replay;
 mod tee;
@@ -35,6 +41,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 pub use feed::{RECEIPTS_ENV, receipts_file};
+pub use grants::{recorded_grants, written as grants_written};
 pub use proxy::{plugin_command, record};
 pub use replay::{ReplayArgs, replay, requests};
 pub use tee::Tee;
@@ -69,6 +76,8 @@ pub struct Recorder {
     receipt: Option<Value>,
     /// Receipts a recorded plugin writes, by response id (`record`).
     feed: Option<feed::Feed>,
+    /// Whether the session's grants are recorded.
+    granted: bool,
 }
 
 /// A recorder shared by the threads (or the reader and writer) that feed it.
@@ -100,6 +109,7 @@ impl Recorder {
             failed: false,
             receipt: None,
             feed: None,
+            granted: false,
         })))
     }
 
@@ -153,7 +163,11 @@ impl Recorder {
                 let id = request_id(kept)?;
                 self.feed.as_mut()?.take(&id)
             };
-            if let Some(receipt) = self.receipt.take().or_else(fed) {
+            let receipt = self.receipt.take().or_else(fed);
+            if let Some(grants) = self.feed.as_mut().and_then(|f| f.grants.take()) {
+                self.grants(grants);
+            }
+            if let Some(receipt) = receipt {
                 event.insert("receipt".into(), receipt);
             }
         }
@@ -170,6 +184,14 @@ impl Recorder {
             _ => {}
         }
         self.write(Value::Object(event));
+    }
+
+    /// Records what the session was granted (once).
+    pub fn grants(&mut self, grants: Value) {
+        if !std::mem::replace(&mut self.granted, true) {
+            let t = Self::ms(self.start);
+            self.write(json!({"grants": grants, "t": t}));
+        }
     }
 
     /// Keeps `receipt` with the next response recorded: what its call did.

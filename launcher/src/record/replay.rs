@@ -294,6 +294,7 @@ struct Line {
     expect_inner: Option<serde::de::IgnoredAny>,
     stderr: Option<serde::de::IgnoredAny>,
     exit: Option<serde::de::IgnoredAny>,
+    grants: Option<serde::de::IgnoredAny>,
     truncated: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     partial: bool,
@@ -334,7 +335,7 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
         }
         let step: Line = serde_json::from_str(line).with_context(|| {
             format!(
-                "{}: not a step of a recording (send, recv, expect, expectInner, stderr, exit)",
+                "{}: not a step of a recording (send, recv, expect, expectInner, stderr, exit, grants)",
                 at()
             )
         })?;
@@ -386,9 +387,9 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
             let key = if decode { "expectInner" } else { "expect" };
             let value = value.get_mut(key).map(Value::take).unwrap_or_default();
             steps.push((i + 1, Step::Expect { value, decode }));
-        } else if step.stderr.is_none() && step.exit.is_none() {
+        } else if step.stderr.is_none() && step.exit.is_none() && step.grants.is_none() {
             bail!(
-                "{}: not a step of a recording (send, recv, expect, expectInner, stderr, exit)",
+                "{}: not a step of a recording (send, recv, expect, expectInner, stderr, exit, grants)",
                 at()
             );
         }
@@ -398,7 +399,7 @@ fn parse(text: &str, file: &Path) -> Result<(Value, Vec<(usize, Step)>)> {
 
 /// The recording's text: a regular file (a FIFO or a device is never
 /// read) of at most [`MAX_RECORDING`] bytes.
-fn read_recording(file: &Path) -> Result<String> {
+pub(super) fn read_recording(file: &Path) -> Result<String> {
     let meta =
         std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?;
     if !meta.is_file() {

@@ -23,10 +23,11 @@ pub struct Tee {
 }
 
 impl Tee {
-    /// Starts recording a session of plugin `id` into a new file in `dir`.
-    /// A recording that cannot start is logged, and the session runs
-    /// without it: recording never stops a plugin from serving.
-    pub fn start(dir: &Path, id: &str) -> Option<Tee> {
+    /// Starts recording a session of plugin `id`, served under `grants`
+    /// ([`super::grants_written`]), into a new file in `dir`. A recording
+    /// that cannot start is logged, and the session runs without it:
+    /// recording never stops a plugin from serving.
+    pub fn start(dir: &Path, id: &str, grants: serde_json::Value) -> Option<Tee> {
         let path = session_file(dir, id);
         // Checked again at every start: the folder may have changed since
         // `install` checked it.
@@ -37,7 +38,12 @@ impl Tee {
             .map(|exe| vec![exe.display().to_string()])
             .unwrap_or_default();
         match file.and_then(|f| Recorder::new(Box::new(f), &command)) {
-            Ok(recorder) => Some(Tee { recorder }),
+            Ok(recorder) => {
+                if let Ok(mut r) = recorder.lock() {
+                    r.grants(grants);
+                }
+                Some(Tee { recorder })
+            }
             Err(e) => {
                 tracing::warn!(
                     "[{id}] not recording this session: cannot write {} ({e}); reinstall with another --record DIR",
@@ -145,7 +151,7 @@ mod tests {
     #[test]
     fn a_teed_session_records_what_was_read_and_written() {
         let dir = tempfile::tempdir().unwrap();
-        let tee = Tee::start(dir.path(), "com.example.p").unwrap();
+        let tee = Tee::start(dir.path(), "com.example.p", serde_json::Value::Null).unwrap();
         let input: &[u8] = b"{\"id\":\"1\",\"method\":\"m\"}\n\nlast";
         let mut out = Vec::new();
         {
