@@ -156,6 +156,26 @@ impl CompileCache {
         Ok(component)
     }
 
+    /// Keeps `component`, compiled from `bytes` here, for the next load
+    /// (unless the cache has it already or cannot be used): a `check`
+    /// that compiled a plugin spares the next `call` compiling it again.
+    pub(crate) fn keep(&self, engine: &Engine, bytes: &[u8], component: &Component) {
+        if !self.usable() {
+            return;
+        }
+        let path = self.path_for(engine, bytes);
+        if own_file(&path) {
+            return;
+        }
+        let stored = component
+            .serialize()
+            .map_err(|e| std::io::Error::other(format!("{e:#}")))
+            .and_then(|compiled| self.store(&path, &compiled));
+        if let Err(e) = stored {
+            tracing::debug!("cannot write the compile cache {}: {e}", path.display());
+        }
+    }
+
     /// Writes atomically: a temporary file in the same directory, renamed.
     fn store(&self, path: &Path, compiled: &[u8]) -> std::io::Result<()> {
         create_private_dir(&self.dir)?;

@@ -28,7 +28,7 @@ pub struct Runtime {
     pub(crate) engine: Engine,
     /// One linker per set of imported interfaces (see `linker/imports.rs`).
     pub(crate) linkers: Arc<crate::linker::Linkers>,
-    cache: Option<CompileCache>,
+    pub(crate) cache: Option<CompileCache>,
     /// Whether instances come from a pool, whose unit a plugin must fit.
     pooled: bool,
     /// The epoch ticker, started with the first store.

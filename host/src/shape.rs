@@ -50,12 +50,17 @@ impl Shape {
 }
 
 impl Runtime {
-    /// Compiles `bytes` (never from the cache) and lists what the
-    /// component imports and exports; runs nothing.
+    /// Compiles `bytes` (never from the cache, so the time is the
+    /// compiler's) and lists what the component imports and exports; runs
+    /// nothing. The code compiled is kept in the cache, if there is one,
+    /// for the next load.
     pub fn shape(&self, bytes: &[u8], name: &str) -> Result<(Shape, Linked), LoadError> {
         let started = Instant::now();
         let component = self.clone().with_cache(None).compile(bytes, name)?;
         let compile_time = started.elapsed();
+        if let Some(cache) = &self.cache {
+            cache.keep(&self.engine, bytes, &component);
+        }
         let ty = component.component_type();
         let shape = Shape {
             imports: ty

@@ -16,7 +16,8 @@ use lingxi_wasm_host::protocol::dto::SnapshotDto;
 use lingxi_wasm_host::shape::{PLUGIN_EXPORT, Shape};
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
 use lingxi_wasm_host::{
-    Limits, PluginHost, Runtime, convert, no_grant, pack, printable, read_plugin_file, storage,
+    CompileCache, Limits, PluginHost, Runtime, convert, no_grant, pack, printable,
+    read_plugin_file, storage,
 };
 use serde_json::{Value, json};
 
@@ -71,12 +72,19 @@ pub struct Failed;
 
 /// Runs every check on `file` and prints the report; fails with [`Failed`]
 /// when there is an error (exit status 1), so 0 means none.
-pub fn check(tokio: &tokio::runtime::Runtime, file: &Path, json: bool) -> Result<()> {
+/// The code compiled for the check is kept in `cache` for the next load.
+pub fn check(
+    tokio: &tokio::runtime::Runtime,
+    file: &Path,
+    json: bool,
+    cache: Option<CompileCache>,
+) -> Result<()> {
     let mut report = Report::default();
     match read(file) {
         Ok(bytes) => {
             report.size = bytes.len();
-            tokio.block_on(inspect(&bytes, &file.display().to_string(), &mut report));
+            let name = file.display().to_string();
+            tokio.block_on(inspect(&bytes, &name, cache, &mut report));
         }
         Err(e) => report.error("file", format!("{e:#}")),
     }
@@ -119,9 +127,9 @@ fn read(file: &Path) -> Result<Vec<u8>> {
     })
 }
 
-async fn inspect(bytes: &[u8], name: &str, report: &mut Report) {
+async fn inspect(bytes: &[u8], name: &str, cache: Option<CompileCache>, report: &mut Report) {
     let runtime = match Runtime::new() {
-        Ok(runtime) => runtime,
+        Ok(runtime) => runtime.with_cache(cache),
         Err(e) => return report.error("engine", e.to_string()),
     };
     let (shape, linked) = match runtime.shape(bytes, name) {

@@ -306,6 +306,10 @@ pub enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// The compile cache, filled with the code compiled for the check
+        /// so that the next call does not compile again.
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Create a plugin project in a new folder: a probe-like skeleton (a
     /// tool with an input schema, a command, a hook), its build command, a

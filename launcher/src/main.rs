@@ -253,7 +253,9 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Inspect { file, cache, trust }) => {
             packed::inspect(&tokio, &file, &runtime(&cache)?, &trust.load()?)
         }
-        Some(Command::Check { file, json }) => check::check(&tokio, &file, json),
+        Some(Command::Check { file, json, cache }) => {
+            check::check(&tokio, &file, json, compile_cache(&cache)?)
+        }
         Some(Command::New {
             dir,
             lang,
@@ -337,12 +339,16 @@ fn learn_steps(call: Vec<String>, command: Vec<String>, replay: Vec<PathBuf>) ->
 
 /// The engine with the compile cache the flags ask for.
 fn runtime(cache: &CacheArgs) -> Result<Runtime> {
-    let cache = match (cache.no_cache, &cache.cache_dir) {
+    Ok(Runtime::new()?.with_cache(compile_cache(cache)?))
+}
+
+/// The compile cache the flags name, if any.
+fn compile_cache(cache: &CacheArgs) -> Result<Option<CompileCache>> {
+    Ok(match (cache.no_cache, &cache.cache_dir) {
         (true, _) => None,
         (false, Some(dir)) => Some(CompileCache::new(
             std::path::absolute(dir).context("cannot resolve --cache-dir")?,
         )),
         (false, None) => CompileCache::default_dir().map(CompileCache::new),
-    };
-    Ok(Runtime::new()?.with_cache(cache))
+    })
 }

@@ -202,3 +202,35 @@ fn a_good_plugin_passes_and_the_json_report_lists_its_contracts() {
     assert_eq!(tool("contract.safe")["concurrencySafe"], true);
     assert_eq!(tool("ok")["validated"], false);
 }
+
+/// The code `check` compiled fills the compile cache, so the first `call`
+/// after it loads it instead of compiling again.
+#[test]
+fn check_fills_the_compile_cache_for_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let testbed = guest("testbed");
+    let out = launcher()
+        .args(["check", testbed.to_str().unwrap(), "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let kept: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].file_name().to_string_lossy().ends_with(".cwasm"));
+    let call = launcher()
+        .args(["call", testbed.to_str().unwrap(), "ok", "{}", "--cache-dir"])
+        .arg(&cache)
+        .current_dir(dir.path())
+        .env("LINGXI_WASM_LOG", "debug")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&call.stderr);
+    assert!(call.status.success(), "{stderr}");
+    assert!(stderr.contains("loaded precompiled component"), "{stderr}");
+}
