@@ -2,22 +2,45 @@
 //! `plugin.initialize`, then a `tool.execute` of `greet`, through
 //! `lingxi-wasm-run` (found on PATH, or at $LINGXI_WASM_RUN).
 //!
-//! Build the component first: `cargo build --target wasm32-wasip2 --release`.
+//! Build the component first: `cargo build --target wasm32-wasip2 --release`
+//! (with the same target folder, if it is not `target/`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+/// Where the component is looked for.
+const COMPONENT: &str = "wasm32-wasip2/release/__CRATE_FILE__.wasm";
+
+/// The target folders the component may be in: `CARGO_TARGET_DIR`, the
+/// one this test was built into (`--target-dir` too), and `target/`.
+fn target_folders() -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    // This test runs as <target>/debug/deps/exchange-….
+    if let Ok(exe) = std::env::current_exe() {
+        folders.extend(exe.ancestors().skip(1).take(4).map(PathBuf::from));
+    }
+    folders.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    folders
+}
+
 #[test]
 fn initialize_then_greet() {
-    let component = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/wasm32-wasip2/release/__CRATE_FILE__.wasm");
-    assert!(
-        component.exists(),
-        "build the component first: cargo build --target wasm32-wasip2 --release"
-    );
+    let folders = target_folders();
+    let component = folders
+        .iter()
+        .map(|folder| folder.join(COMPONENT))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "build the component first: cargo build --target wasm32-wasip2 --release (no {COMPONENT} in {folders:?})"
+            )
+        });
     let launcher = std::env::var("LINGXI_WASM_RUN").unwrap_or_else(|_| "lingxi-wasm-run".into());
     let mut child = Command::new(&launcher)
         .arg(&component)

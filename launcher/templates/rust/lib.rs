@@ -3,6 +3,11 @@
 //! Build: `cargo build --target wasm32-wasip2 --release`
 //! (the component is `target/wasm32-wasip2/release/__CRATE_FILE__.wasm`).
 
+// `cargo test` also builds this crate for the machine it runs on, where
+// nothing exports the plugin (only the wasm32 component does): there its
+// types are unused, which is expected.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
 use lingxi_plugin_sdk::*;
 
 #[derive(Default)]

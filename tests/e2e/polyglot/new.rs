@@ -72,15 +72,66 @@ fn own_test(program: &str, args: &[&str], dir: &Path) {
     run(command, dir);
 }
 
+/// The `sh` block of the book that follows `marker`.
+fn book_block(page: &str, marker: &str) -> String {
+    let text = std::fs::read_to_string(workspace_root().join(page)).unwrap();
+    let after = &text[text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{page}: no {marker:?}"))..];
+    let start = after.find("```sh\n").expect("an sh block") + "```sh\n".len();
+    let end = after[start..].find("\n```").expect("the block's end");
+    after[start..start + end].to_owned()
+}
+
+/// The book's whole loop for Rust (docs/src/plugins/rust.md), run as it is
+/// written: `new`, the build, the project's own test, check, call, a raw
+/// session, pack and install. Built into a target folder of its own (so
+/// the project's test must find the component there), without a warning.
 #[test]
-fn new_rust_project_builds_checks_and_passes_its_test() {
-    let (_tmp, project) = create("rust");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(&cargo);
-    build.args(["build", "--target", "wasm32-wasip2", "--release", "--quiet"]);
-    run(build, &project);
-    check(&project.join("target/wasm32-wasip2/release/my_plugin.wasm"));
-    own_test(&cargo, &["test", "--quiet"], &project);
+fn new_rust_project_and_the_books_loop_run_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let block = book_block("docs/src/plugins/rust.md", "The whole loop");
+    let launcher_dir = Path::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(std::iter::once(launcher_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &block])
+        .current_dir(tmp.path())
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("CARGO_TARGET_DIR", workspace_root().join("target/new-rust"))
+        .env(
+            "LINGXI_WASM_CACHE",
+            workspace_root().join("target/e2e-cache"),
+        )
+        .env_remove("LINGXI_WASM_LOG")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "the loop failed:\n{stdout}\n{stderr}");
+    for said in [
+        "Hello, Ada!",
+        "plugin   com.example.my-plugin 0.1.0",
+        "\"result\":\"Hello, Ada!\"",
+    ] {
+        assert!(stdout.contains(said), "{said:?} not in:\n{stdout}");
+    }
+    assert!(!stdout.contains("warning["), "{stdout}");
+    assert!(!stderr.contains("warning:"), "{stderr}");
+    assert!(tmp.path().join("my-plugin/greeter").is_file());
+    assert!(
+        home.join(".lingxiagent/plugins/com.example.my-plugin")
+            .is_file()
+    );
 }
 
 #[test]
