@@ -114,3 +114,60 @@ fn a_path_parameter_outside_names_the_flag() {
         "{err}"
     );
 }
+
+/// A plugin without the network that opens a socket or looks up a name
+/// is told no by WASI; the refusal is said like every other: a log line
+/// naming the grant, and the call's error note.
+#[test]
+fn network_use_without_the_grant_names_it() {
+    use crate::support::{Session, tool};
+    let mut session = Session::start(&guest("testbed"), &["--grant", "projectRead"]);
+    let cases = [
+        ("tcp", "127.0.0.1:9", "open a TCP socket"),
+        ("udp", "127.0.0.1:9", "open a UDP socket"),
+        ("dns", "example.com", "look up example.com"),
+    ];
+    for (i, (name, arguments, what)) in cases.iter().enumerate() {
+        let answer = session.call(&format!("n{i}"), "tool.execute", tool(name, arguments));
+        let error = answer["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains(&format!("[refused by the sandbox: {what}: the plugin has no network access; it needs networkAccess, declared by the plugin and granted with --grant networkAccess]")),
+            "{answer}"
+        );
+    }
+    let (_, stderr) = session.finish();
+    for (_, _, what) in cases {
+        assert!(
+            stderr.contains(&format!(
+                "{what} denied: the plugin has no network access (it needs networkAccess"
+            )),
+            "{what}: {stderr}"
+        );
+    }
+}
+
+/// A host that sends `/` (or the home folder) as the workspace root does
+/// not get it mounted: the plugin would read everything below. Said once,
+/// with the flag that pins a folder on purpose.
+#[test]
+fn a_snapshot_of_a_shared_folder_mounts_nothing() {
+    use crate::support::{Session, spec_snapshot, tool};
+    let mut session = Session::start(&guest("testbed"), &["--grant", "projectRead"]);
+    let snapshot = session.call("s", "host.snapshot", spec_snapshot("/"));
+    assert!(snapshot["error"].is_null(), "{snapshot}");
+    for i in 0..2 {
+        let answer = session.call(
+            &format!("r{i}"),
+            "tool.execute",
+            tool("read-file", "/etc/hostname"),
+        );
+        assert!(answer["result"].is_null(), "/ was mounted: {answer}");
+    }
+    let (_, stderr) = session.finish();
+    let said = "the workspace root / the host sent is too broad to mount";
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("give the folder with --workspace DIR"),
+        "{stderr}"
+    );
+}

@@ -13,7 +13,6 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpVi
 
 use crate::effects::Effects;
 use crate::policy::NetGuard;
-use crate::policy::wording::{Setting, worded};
 use crate::state::HostState;
 
 /// The HTTP side of one instance: the allow-list it is judged by.
@@ -29,6 +28,9 @@ pub(crate) struct Gate {
     net: Option<Arc<NetGuard>>,
     /// Where requests are recorded while a call is.
     effects: Arc<Effects>,
+    /// Requests refused for want of the network (their log lines are
+    /// bounded as the guard's are).
+    offline_denials: std::sync::atomic::AtomicU32,
 }
 
 impl HttpGate {
@@ -41,6 +43,7 @@ impl HttpGate {
                 plugin,
                 net: None,
                 effects: Effects::new(),
+                offline_denials: Default::default(),
             },
         }
     }
@@ -64,11 +67,17 @@ impl Gate {
         match &self.net {
             Some(guard) => guard.check_http(authority.host(), port),
             None => {
-                tracing::warn!(
-                    plugin = %self.plugin,
-                    "HTTP request to {authority} denied: the plugin does not have networkAccess (it must declare it, and the user grant it with {})",
-                    worded(Setting::Grant, "networkAccess"),
-                );
+                let n = (self.offline_denials).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let plugin = &self.plugin;
+                if n < crate::limits::MAX_LOGGED_DENIALS {
+                    tracing::warn!(
+                        plugin = %plugin,
+                        "HTTP request to {authority} denied: the plugin has no network access ({})",
+                        super::lookup::needs_network(),
+                    );
+                } else if n == crate::limits::MAX_LOGGED_DENIALS {
+                    tracing::warn!(plugin = %plugin, "more HTTP denials follow; they are not logged");
+                }
                 false
             }
         }

@@ -118,14 +118,16 @@ const OFFERED: [(&str, Add); 29] = [
         sockets::instance_network::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
     }),
     ("wasi:sockets/tcp-create-socket", |l| {
-        sockets::tcp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+        sockets::tcp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)?;
+        super::sockets::link_tcp(l)
     }),
     ("wasi:sockets/tcp", |l| {
         sockets::tcp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)?;
         super::tcp::link(l)
     }),
     ("wasi:sockets/udp-create-socket", |l| {
-        sockets::udp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)
+        sockets::udp_create_socket::add_to_linker::<_, WasiSockets>(l, HostState::sockets)?;
+        super::sockets::link_udp(l)
     }),
     ("wasi:sockets/udp", |l| {
         sockets::udp::add_to_linker::<_, WasiSockets>(l, HostState::sockets)

@@ -51,10 +51,10 @@ pub(super) fn link_name_lookup(
                         return Ok((Err(ErrorCode::AccessDenied),));
                     }
                 },
+                // No network: WASI's lookup refuses it; said here like
+                // every refusal (receipt, log line, the call's note).
                 None => {
-                    state
-                        .effects
-                        .refused(|| format!("look up {name}"), needs_network);
+                    state.report_refusal("look up", &name, super::sockets::offline());
                     Vec::new()
                 }
             };
@@ -110,7 +110,7 @@ fn ip_of(address: wasmtime_wasi::p2::bindings::sockets::network::IpAddress) -> I
 /// What a refusal says when the plugin has no network at all.
 pub(super) fn needs_network() -> String {
     format!(
-        "the plugin needs networkAccess (it must declare it, and the user grant it with {})",
+        "it needs networkAccess, declared by the plugin and granted with {}",
         crate::policy::wording::worded(crate::policy::wording::Setting::Grant, "networkAccess")
     )
 }

@@ -14,6 +14,7 @@ mod imports;
 mod lookup;
 pub(crate) mod names;
 pub(crate) mod refusals;
+mod sockets;
 mod tcp;
 mod trap;
 mod wasi;

@@ -53,7 +53,7 @@ impl FileRefusals {
                 && self.in_instance < MAX_LOGGED_DENIALS
             {
                 say(format!(
-                    "more file denials in this call follow; they are not logged (the first {MAX_LOGGED_FILE_DENIALS_PER_CALL} of a call are)"
+                    "more sandbox denials in this call follow; they are not logged (the first {MAX_LOGGED_FILE_DENIALS_PER_CALL} of a call are)"
                 ));
             }
             return false;
@@ -62,7 +62,7 @@ impl FileRefusals {
         if self.in_instance > MAX_LOGGED_DENIALS {
             if self.in_instance == MAX_LOGGED_DENIALS + 1 {
                 say(format!(
-                    "more file denials follow; they are not logged (the first {MAX_LOGGED_DENIALS} of this instance were)"
+                    "more sandbox denials follow; they are not logged (the first {MAX_LOGGED_DENIALS} of this instance were)"
                 ));
             }
             return false;

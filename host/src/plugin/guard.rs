@@ -82,7 +82,12 @@ impl PluginHost {
                 .cancel_running("the workspace root changed", None);
         }
         let folders = self.folders();
-        for left_out in &folders.left_out {
+        // Said only where it matters: a plugin that mounts the project.
+        let mounts = self.policy.workspace_access().is_some();
+        let shared = (folders.shared_root.iter())
+            .filter(|_| mounts)
+            .map(|s| s as &dyn Display);
+        for left_out in shared.chain(folders.left_out.iter().map(|e| e as &dyn Display)) {
             tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{left_out}");
         }
         let grant = folders.grant.into_owned();

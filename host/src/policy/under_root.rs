@@ -116,6 +116,15 @@ pub enum RootFolderError {
     },
 }
 
+/// A snapshot's root that nothing is mounted from.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the workspace root {} the host sent is too broad to mount (it is /, a folder directly under it, or holds the home folder, so the plugin would reach everything below it): nothing is mounted from it; open a project's folder, or give the folder with {}",
+    .0.display(),
+    super::wording::worded(Setting::Workspace, "DIR")
+)]
+pub struct SharedRoot(pub PathBuf);
+
 /// What a grant mounts under one snapshot's root.
 #[derive(Debug)]
 pub struct Folders<'a> {
@@ -127,6 +136,9 @@ pub struct Folders<'a> {
     pub grant: Cow<'a, Grant>,
     /// The folders under the root left out, and why.
     pub left_out: Vec<RootFolderError>,
+    /// The snapshot's root, if nothing is mounted from it because it is a
+    /// place many things share ([`crate::places::shared_place`]).
+    pub shared_root: Option<SharedRoot>,
 }
 
 impl Grant {
@@ -134,8 +146,15 @@ impl Grant {
     /// `snapshot_root`: the folders named under the root resolved there,
     /// each as the plugin sees it (the root joined with its names, which
     /// must lead to a folder inside the root).
+    /// A root that is a place many things share (`/`, `/home`, the home
+    /// folder) is not used at all: a plugin would reach everything below.
     pub fn folders(&self, snapshot_root: Option<&Path>) -> Folders<'_> {
         let mut left_out = Vec::new();
+        let uses_root = self.workspace.is_none() || !self.in_root.is_empty();
+        let shared_root = snapshot_root
+            .filter(|root| uses_root && crate::places::shared_root(root))
+            .map(|root| SharedRoot(root.to_owned()));
+        let snapshot_root = snapshot_root.filter(|_| shared_root.is_none());
         if self.in_root.is_empty() || snapshot_root.is_none() {
             let workspace = match (&self.workspace, &self.in_root.workspace) {
                 (Some(fixed), _) => Some(fixed.clone()),
@@ -153,6 +172,7 @@ impl Grant {
                 workspace,
                 grant,
                 left_out,
+                shared_root,
             };
         }
         let root = snapshot_root.unwrap_or(Path::new("/"));
@@ -214,6 +234,7 @@ impl Grant {
             workspace,
             grant: Cow::Owned(grant),
             left_out,
+            shared_root,
         }
     }
 }
@@ -275,6 +296,33 @@ mod tests {
 
         // No root known: nothing under it is mounted.
         assert_eq!(in_root(Some("out"), &[]).folders(None).workspace, None);
+    }
+
+    #[test]
+    fn a_shared_root_mounts_nothing_unless_the_workspace_is_pinned() {
+        for root in ["/", "/tmp"] {
+            let grant = Grant::default();
+            let folders = grant.folders(Some(Path::new(root)));
+            assert_eq!(folders.workspace, None, "{root}");
+            let said = folders
+                .shared_root
+                .map(|s| s.to_string())
+                .unwrap_or_default();
+            assert!(
+                said.contains("too broad") && said.contains("give the folder with"),
+                "{said}"
+            );
+            let grant = in_root(Some(""), &["etc"]);
+            let folders = grant.folders(Some(Path::new(root)));
+            assert!(folders.workspace.is_none() && folders.grant.allow_read.is_empty());
+        }
+        let pinned = Grant {
+            workspace: Some("/".into()),
+            ..Grant::default()
+        };
+        let folders = pinned.folders(Some(Path::new("/")));
+        assert_eq!(folders.workspace.as_deref(), Some(Path::new("/")));
+        assert!(folders.shared_root.is_none());
     }
 
     #[cfg(unix)]

@@ -119,68 +119,7 @@ pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
     broad
 }
 
-/// Whether a resolved folder is a place many things share rather than one
-/// project's or one plugin's: a root (`/`, `C:\`, a network share), a
-/// folder directly under it (`/etc`, `/tmp`, `/home`, `C:\Windows`,
-/// `C:\Users`), or the user's home folder or a folder above it (`HOME`
-/// and `USERPROFILE` when absolute, the platform's home folder and the
-/// user database's entry).
-pub fn shared_place(resolved: &Path) -> bool {
-    use std::path::Component;
-    let depth = resolved
-        .components()
-        .filter(|c| matches!(c, Component::Normal(_)))
-        .count();
-    depth < 2 || homes().iter().any(|home| home.starts_with(resolved))
-}
-
-/// The user's home folders, resolved: `HOME` and `USERPROFILE` (when
-/// absolute), the platform's home folder (on Windows the profile folder)
-/// and the user database's entry for this user.
-fn homes() -> Vec<PathBuf> {
-    let mut homes: Vec<PathBuf> = ["HOME", "USERPROFILE"]
-        .into_iter()
-        .filter_map(std::env::var_os)
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .collect();
-    homes.extend(lingxi_wasm_host::places::home());
-    #[cfg(unix)]
-    homes.extend(database_home());
-    homes
-        .iter()
-        .filter_map(|h| dunce::canonicalize(h).ok())
-        .collect()
-}
-
-/// This user's home folder in the user database.
-#[cfg(unix)]
-fn database_home() -> Option<PathBuf> {
-    use std::ffi::CStr;
-    use std::os::unix::ffi::OsStrExt;
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: getpwuid_r writes only into `entry` and `buffer` (of the size
-    // given), and sets `found` to `&entry` or null; the strings it points
-    // to live in `buffer`, read before it is dropped.
-    let status = unsafe {
-        libc::getpwuid_r(
-            libc::geteuid(),
-            &mut entry,
-            buffer.as_mut_ptr(),
-            buffer.len(),
-            &mut found,
-        )
-    };
-    if status != 0 || found.is_null() || entry.pw_dir.is_null() {
-        return None;
-    }
-    // SAFETY: pw_dir points at a NUL-terminated string inside `buffer`.
-    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
-    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
-    dir.is_absolute().then_some(dir)
-}
+pub use lingxi_wasm_host::places::shared_place;
 
 /// The folder a root URI names, if it is a `file://` URI of an existing
 /// directory (resolved: links followed).
@@ -254,22 +193,6 @@ mod tests {
     use std::path::Path;
 
     #[test]
-    fn shared_places_are_not_workspaces_or_data_folders() {
-        for shared in ["/", "/etc", "/tmp", "/home"] {
-            assert!(super::shared_place(Path::new(shared)), "{shared}");
-        }
-        assert!(!super::shared_place(Path::new("/nonexistent-x/project")));
-        #[cfg(unix)]
-        {
-            let home = super::database_home().expect("this user has a home folder");
-            assert!(home.is_absolute());
-            if let Ok(home) = home.canonicalize() {
-                assert!(super::shared_place(&home), "{}", home.display());
-            }
-        }
-    }
-
-    #[test]
     fn file_uris_become_paths() {
         // Paths as this platform writes them (Unix: `/home/u`; Windows:
         // `C:/Users/u`, where `/home/u` is not absolute).
@@ -296,21 +219,5 @@ mod tests {
         for (uri, path) in absolute.into_iter().chain(refused) {
             assert_eq!(file_uri_path(uri).as_deref(), path.map(Path::new), "{uri}");
         }
-    }
-
-    /// Windows roots, the folders directly under them and the profile
-    /// folder are shared places (run under Wine by scripts/cross-test).
-    #[cfg(windows)]
-    #[test]
-    fn windows_shared_places() {
-        for shared in ["C:\\", "C:\\Windows", "C:\\Users", "\\\\server\\share\\"] {
-            assert!(super::shared_place(Path::new(shared)), "{shared}");
-        }
-        assert!(!super::shared_place(Path::new(
-            "C:\\nonexistent-x\\project"
-        )));
-        let profile = lingxi_wasm_host::places::home().expect("a profile folder");
-        let profile = dunce::canonicalize(profile).unwrap();
-        assert!(super::shared_place(&profile), "{}", profile.display());
     }
 }

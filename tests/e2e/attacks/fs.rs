@@ -94,11 +94,11 @@ fn fs_refusal_floods_are_bounded_per_call_and_per_instance() {
     let lines = stderr.matches("denied: outside the folders").count();
     assert_eq!(lines, 32, "32 lines an instance, 8 a call:\n{stderr}");
     assert!(
-        stderr.contains("more file denials in this call follow"),
+        stderr.contains("more sandbox denials in this call follow"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("more file denials follow; they are not logged"),
+        stderr.contains("more sandbox denials follow; they are not logged"),
         "{stderr}"
     );
 }
