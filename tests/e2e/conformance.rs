@@ -7,9 +7,13 @@
 //! - `{"expect": {…}}` reads one response and matches it against the object;
 //! - `{"expectInner": {…}}` does the same after decoding a base64 `result`.
 //!
-//! Matching is structural: every key of an expected object must be present
-//! with a matching value (extra keys are allowed), arrays must have the same
-//! length and match element-wise, scalars must be equal.
+//! Matching is structural and strict: an object must have exactly the
+//! expected keys, each with a matching value; arrays must have the same
+//! length and match element-wise; scalars must be equal. A transcript
+//! that tolerates more says where, with why: `"extraKeys": [PATH…]` in
+//! its header (for every step) or in one step's line names the objects
+//! (e.g. `response.result`) that may hold keys it does not list. After the last step no response may follow: every
+//! answer the launcher gives is one the transcript expected.
 
 use std::path::Path;
 
@@ -17,14 +21,22 @@ use serde_json::Value;
 
 use crate::support::{Session, decode_core, guest, workspace_root};
 
-fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+/// Matches `actual` against `expected`; `extra` lists the object paths
+/// that may hold keys `expected` does not.
+fn matches(expected: &Value, actual: &Value, path: &str, extra: &[&str]) -> Result<(), String> {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (key, value) in e {
                 let Some(found) = a.get(key) else {
                     return Err(format!("{path}.{key} is missing in {actual}"));
                 };
-                matches(value, found, &format!("{path}.{key}"))?;
+                matches(value, found, &format!("{path}.{key}"), extra)?;
+            }
+            let unexpected: Vec<&String> = a.keys().filter(|k| !e.contains_key(*k)).collect();
+            if !unexpected.is_empty() && !extra.contains(&path) {
+                return Err(format!(
+                    "{path} has keys the transcript does not expect ({unexpected:?}) in {actual}; expect them, or list {path:?} in the header's extraKeys"
+                ));
             }
             Ok(())
         }
@@ -36,7 +48,7 @@ fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
                 ));
             }
             for (i, (e, a)) in e.iter().zip(a).enumerate() {
-                matches(e, a, &format!("{path}[{i}]"))?;
+                matches(e, a, &format!("{path}[{i}]"), extra)?;
             }
             Ok(())
         }
@@ -59,20 +71,34 @@ pub fn replay_with(
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let extra: Vec<&str> = header["extraKeys"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let extra = extra.as_slice();
     let mut session = start(plugin, &args);
     for (n, line) in lines.enumerate() {
         let step: Value = serde_json::from_str(line).map_err(|e| format!("step {n}: {e}"))?;
+        let mut extra = extra.to_vec();
+        extra
+            .extend((step["extraKeys"].as_array().into_iter().flatten()).filter_map(Value::as_str));
+        let extra = extra.as_slice();
         if let Some(raw) = step.get("send").and_then(Value::as_str) {
             session.send_raw(raw);
         } else if let Some(expected) = step.get("expect") {
             let got = session.recv();
-            matches(expected, &got, "response").map_err(|e| format!("step {n}: {e}"))?;
+            matches(expected, &got, "response", extra).map_err(|e| format!("step {n}: {e}"))?;
         } else if let Some(expected) = step.get("expectInner") {
             let got = decode_core(session.recv());
-            matches(expected, &got, "response").map_err(|e| format!("step {n}: {e}"))?;
+            matches(expected, &got, "response", extra).map_err(|e| format!("step {n}: {e}"))?;
         } else {
             return Err(format!("step {n}: unknown step {line}"));
         }
+    }
+    // Nothing more: the launcher answers only what was asked, once.
+    session.close_stdin();
+    if let Some(more) = session.recv_line(std::time::Duration::from_secs(10)) {
+        return Err(format!("a response after the last expected one: {more}"));
     }
     let (status, stderr) = session.finish();
     if !status.success() {
@@ -130,10 +156,25 @@ fn conformance_transcripts_native_baseline() {
 #[test]
 fn matcher_rejects_what_it_should() {
     let v = serde_json::json!({"a": [1, {"b": 2}], "c": "x"});
-    assert!(matches(&serde_json::json!({"a": [1, {}]}), &v, "").is_ok());
-    assert!(matches(&serde_json::json!({"a": [1]}), &v, "").is_err());
-    assert!(matches(&serde_json::json!({"c": "y"}), &v, "").is_err());
-    assert!(matches(&serde_json::json!({"d": null}), &v, "").is_err());
+    let exact = serde_json::json!({"a": [1, {"b": 2}], "c": "x"});
+    assert!(matches(&exact, &v, "r", &[]).is_ok());
+    // An extra key fails, unless its object is listed.
+    let fewer = serde_json::json!({"a": [1, {}], "c": "x"});
+    assert!(matches(&fewer, &v, "r", &[]).is_err());
+    assert!(matches(&fewer, &v, "r", &["r.a[1]"]).is_ok());
+    assert!(matches(&serde_json::json!({"a": [1, {"b": 2}]}), &v, "r", &[]).is_err());
+    assert!(matches(&serde_json::json!({"a": [1], "c": "x"}), &v, "r", &[]).is_err());
+    assert!(
+        matches(
+            &serde_json::json!({"a": [1, {"b": 2}], "c": "y"}),
+            &v,
+            "r",
+            &[]
+        )
+        .is_err()
+    );
+    let more = serde_json::json!({"a": [1, {"b": 2}], "c": "x", "d": null});
+    assert!(matches(&more, &v, "r", &[]).is_err());
 }
 
 /// The spec §7 Core-dialect lines piped in at once, stdin closed right after:
