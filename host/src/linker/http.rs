@@ -73,7 +73,7 @@ impl Gate {
                     tracing::warn!(
                         plugin = %plugin,
                         "HTTP request to {authority} denied: the plugin has no network access ({})",
-                        super::lookup::needs_network(),
+                        super::sockets::needs_network(),
                     );
                 } else if n == crate::limits::MAX_LOGGED_DENIALS {
                     tracing::warn!(plugin = %plugin, "more HTTP denials follow; they are not logged");
@@ -111,7 +111,7 @@ impl WasiHttpHooks for Gate {
             self.effects.refused(
                 || format!("{} {}", request.method(), authority()),
                 || match (&self.net, uri.authority()) {
-                    (None, _) => super::lookup::needs_network(),
+                    (None, _) => super::sockets::needs_network(),
                     (Some(_), Some(a)) => {
                         let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
                         let port = a.port_u16().unwrap_or(if https { 443 } else { 80 });

@@ -106,11 +106,3 @@ fn ip_of(address: wasmtime_wasi::p2::bindings::sockets::network::IpAddress) -> I
         IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => IpAddr::from([a, b, c, d, e, f, g, h]),
     }
 }
-
-/// What a refusal says when the plugin has no network at all.
-pub(super) fn needs_network() -> String {
-    format!(
-        "it needs networkAccess, declared by the plugin and granted with {}",
-        crate::policy::wording::worded(crate::policy::wording::Setting::Grant, "networkAccess")
-    )
-}

@@ -28,11 +28,19 @@ fn report(state: &mut HostState, kind: &str, code: ErrorCode) -> ErrorCode {
     code
 }
 
+/// What a refusal says when the plugin has no network at all.
+pub(super) fn needs_network() -> String {
+    format!(
+        "it needs networkAccess, declared by the plugin and granted with {}",
+        crate::policy::wording::worded(crate::policy::wording::Setting::Grant, "networkAccess")
+    )
+}
+
 /// The refusal of a network use by a plugin without the network.
 pub(super) fn offline() -> FileRefusal {
     FileRefusal {
         why: "the plugin has no network access".to_owned(),
-        allow: super::lookup::needs_network(),
+        allow: needs_network(),
     }
 }
 

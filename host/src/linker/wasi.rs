@@ -120,7 +120,7 @@ fn record(effects: &Effects, addr: SocketAddr, usage: SocketAddrUse, allowed: bo
                     SocketAddr::V4(a) => a.to_string(),
                 })
             } else {
-                super::lookup::needs_network()
+                super::sockets::needs_network()
             }
         },
     );
