@@ -31,6 +31,8 @@ pub(crate) struct Gate {
     /// Requests refused for want of the network (their log lines are
     /// bounded as the guard's are).
     offline_denials: std::sync::atomic::AtomicU32,
+    /// The running call's first such refusal, for its error text.
+    note: Option<String>,
 }
 
 impl HttpGate {
@@ -44,8 +46,15 @@ impl HttpGate {
                 net: None,
                 effects: Effects::new(),
                 offline_denials: Default::default(),
+                note: None,
             },
         }
+    }
+
+    /// The running call's first request refused for want of the network,
+    /// worded for its error text (taken: the next call starts without).
+    pub(crate) fn take_note(&mut self) -> Option<String> {
+        self.hooks.note.take()
     }
 
     /// Lets requests through that `net` allows, recording them in `effects`.
@@ -108,6 +117,14 @@ impl WasiHttpHooks for Gate {
             format!("{scheme}://{host}")
         };
         if !self.allows(uri) {
+            if self.net.is_none() && self.note.is_none() {
+                let refused = format!("{} {}", request.method(), authority());
+                self.note = Some(format!(
+                    "{}: the plugin has no network access; {}",
+                    super::refusals::shown(&refused, crate::limits::MAX_LOGGED_PATH),
+                    super::sockets::needs_network()
+                ));
+            }
             self.effects.refused(
                 || format!("{} {}", request.method(), authority()),
                 || match (&self.net, uri.authority()) {

@@ -73,7 +73,7 @@ impl FileRefusals {
 
 /// `text` (a path, or words holding paths) for a log line: printable, at
 /// most `limit` bytes of it, marked when cut.
-fn shown(text: &str, limit: usize) -> String {
+pub(crate) fn shown(text: &str, limit: usize) -> String {
     let mut end = text.len().min(limit);
     while !text.is_char_boundary(end) {
         end -= 1;

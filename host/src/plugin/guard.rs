@@ -161,6 +161,7 @@ impl PluginHost {
         live.budget.reset();
         let state = live.store.data_mut();
         state.files.start_call();
+        state.http.take_note();
         if let Some(net) = &state.net {
             net.take_note();
         }
@@ -179,7 +180,8 @@ impl PluginHost {
         let refused = state
             .files
             .take_note()
-            .or_else(|| state.net.as_ref()?.take_note());
+            .or_else(|| state.net.as_ref()?.take_note())
+            .or_else(|| state.http.take_note());
         for output in &live.outputs {
             output.flush_partial();
         }

@@ -136,10 +136,19 @@ per_language! {
         assert_eq!(std::fs::read_to_string(t.ws.join("new.txt")).unwrap(), "x");
     }
 
+    /// Refused, and said: the error's note and a log line name the grant
+    /// (a TCP socket for Python, an HTTP request for JavaScript).
     fn net_without_the_grant(lang) {
         let t = Tree::new();
         let (tool, _, target, _) = reach(lang);
-        refused(&attempt(&mut start(lang, &t, &["--grant", "projectRead"]), tool, &target));
+        let mut s = start(lang, &t, &["--grant", "projectRead"]);
+        let r = attempt(&mut s, tool, &target);
+        refused(&r);
+        let grant = "it needs networkAccess, declared by the plugin and granted with --grant networkAccess";
+        let error = r["error"].as_str().unwrap_or_default();
+        assert!(error.contains("[refused by the sandbox: ") && error.contains(grant), "{r}");
+        let (_, stderr) = s.finish();
+        assert!(stderr.contains("denied: the plugin has no network access") && stderr.contains(grant), "{stderr}");
     }
 
     fn net_with_the_grant_works(lang) {
