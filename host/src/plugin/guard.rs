@@ -17,6 +17,9 @@ use crate::limits::{Deadline, cap_text};
 use crate::observe::Ending;
 use crate::policy::Folders;
 
+/// How the host's note on a call the sandbox refused something in starts.
+const SANDBOX_NOTE: &str = "[refused by the sandbox:";
+
 impl PluginHost {
     /// What the grant mounts under the current snapshot's root.
     pub(super) fn folders(&self) -> Folders<'_> {
@@ -67,13 +70,13 @@ impl PluginHost {
         }
         let root = self.desired_root();
         if self.live.is_some() {
+            let now = match root.as_deref() {
+                Some(dir) => format!("{} is mounted as the workspace now", dir.display()),
+                None => "no workspace is mounted now".to_owned(),
+            };
             tracing::info!(
                 plugin = %self.origin.plugin, session = %self.origin.session,
-                "workspace root changed to {}; restarting the plugin with the new root mounted",
-                root.as_deref()
-                    .map(Path::display)
-                    .map(|d| d.to_string())
-                    .unwrap_or_default()
+                "the workspace changed ({now}); restarting the plugin"
             );
             self.live = None;
             // Tasks mount the root they started with: none goes on in a
@@ -207,9 +210,15 @@ impl PluginHost {
                 // The note is bounded (`refusals.rs`) and kept whole: the
                 // plugin's text is cut to make room for it.
                 let limit = self.limits.max_result_bytes;
+                // Only the host writes the note's words: the plugin's own
+                // text cannot pass for one.
+                let text = match text.contains(SANDBOX_NOTE) {
+                    true => text.replace(SANDBOX_NOTE, "[the plugin says: refused by the sandbox:"),
+                    false => text,
+                };
                 let text = match refused {
                     Some(note) => {
-                        let note = format!(" [refused by the sandbox: {note}]");
+                        let note = format!(" {SANDBOX_NOTE} {note}]");
                         let room = limit.saturating_sub(note.len());
                         cap_text(text, room) + &note
                     }

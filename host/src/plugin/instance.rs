@@ -77,6 +77,14 @@ impl PluginHost {
         let instantiating = self.component.pre.instantiate_async(&mut store);
         let bindings = match deadline.run(instantiating).await {
             Ok(result) => result.map_err(|e| {
+                // Its memory at start is already over the limit: the
+                // limit's own error, naming the setting to raise.
+                if let Some(memory) = e.downcast_ref::<crate::limits::MemoryLimit>() {
+                    return CallError::Memory {
+                        call: format!("{call} (starting the plugin)"),
+                        limit_bytes: memory.limit,
+                    };
+                }
                 let full = e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some();
                 let hint = if full {
                     "; every instance slot of the pooled runtime is in use: close sessions (a dropped session frees its slots in the background) or reserve more with RuntimeConfig::pooled"

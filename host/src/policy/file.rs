@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::under_root::{self, UnderRoot};
 use super::wording::{Setting, worded};
 use super::{Grant, NetRuleError};
 use crate::bindings::lingxi::plugin::types::Capability;
@@ -229,7 +228,7 @@ impl PolicySpec {
     /// current directory (for flags; a policy file's must be absolute).
     pub fn with_absolute_paths(mut self) -> Result<PolicySpec, PolicyError> {
         fn absolute(setting: Setting, path: &mut PathBuf) -> Result<(), PolicyError> {
-            if under_root::parse(path).is_some() {
+            if super::under_root::parse(path).is_some() {
                 return Ok(());
             }
             *path = std::path::absolute(&*path).map_err(|source| PolicyError::Directory {
@@ -283,49 +282,13 @@ impl PolicySpec {
             None => None,
             Some(names) => Some(parse_capabilities(names)?),
         };
-        let dir = |setting, path: &PathBuf| {
-            if !path.is_absolute() {
-                return Err(PolicyError::Relative {
-                    setting,
-                    path: path.clone(),
-                });
-            }
-            dunce::canonicalize(path).map_err(|source| PolicyError::Directory {
-                setting,
-                path: path.clone(),
-                source,
-            })
-        };
-        // Each folder is absolute, or under the host's root (`{root}/out`).
-        let mut in_root = UnderRoot::default();
-        let mut folders = |setting, paths: &mut dyn Iterator<Item = &PathBuf>| {
-            let mut absolute = Vec::new();
-            for path in paths {
-                let Some(relative) = under_root::parse(path) else {
-                    absolute.push(dir(setting, path)?);
-                    continue;
-                };
-                let relative = relative.map_err(|()| PolicyError::UnderRoot {
-                    setting,
-                    path: path.clone(),
-                })?;
-                match setting {
-                    Setting::Workspace => in_root.workspace = Some(relative),
-                    Setting::AllowRead => in_root.read.push(relative),
-                    _ => in_root.write.push(relative),
-                }
-            }
-            Ok::<_, PolicyError>(absolute)
-        };
-        let workspace = folders(Setting::Workspace, &mut self.workspace.iter())?;
-        let allow_read = folders(Setting::AllowRead, &mut self.allow_read.iter())?;
-        let allow_write = folders(Setting::AllowWrite, &mut self.allow_write.iter())?;
+        let folders = super::folders::resolve(self)?;
         let grant = Grant {
             capabilities,
-            workspace: workspace.into_iter().next(),
-            in_root,
-            allow_read,
-            allow_write,
+            workspace: folders.workspace,
+            in_root: folders.in_root,
+            allow_read: folders.allow_read,
+            allow_write: folders.allow_write,
             allow_net: self
                 .allow_net
                 .iter()

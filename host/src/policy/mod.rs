@@ -8,6 +8,7 @@
 
 pub mod file;
 pub(crate) mod files;
+mod folders;
 pub mod learn;
 pub mod net;
 pub mod under_root;
@@ -224,6 +225,32 @@ impl Policy {
                 "{} ignored: the plugin does not have networkAccess",
                 Setting::AllowNet
             ));
+        }
+        // A folder many things share, given on purpose or by mistake.
+        let mounts = self.workspace_access().map(|_| Setting::Workspace);
+        let fixed =
+            (grant.workspace.iter()).filter_map(|d| Some((mounts?, d, self.workspace_access()?)));
+        let read = (grant.allow_read.iter()).filter_map(|d| {
+            Some((
+                Setting::AllowRead,
+                d,
+                self.workspace_access().map(|_| Access::ReadOnly)?,
+            ))
+        });
+        let write = (grant.allow_write.iter())
+            .filter(|_| self.allows(Capability::ProjectWrite))
+            .map(|d| (Setting::AllowWrite, d, Access::ReadWrite));
+        for (setting, dir, access) in fixed.chain(read).chain(write) {
+            if crate::places::shared_place(dir) {
+                let what = match access {
+                    Access::ReadOnly => "read",
+                    Access::ReadWrite => "read and write",
+                };
+                lines.push(format!(
+                    "{} lets the plugin {what} every file below it (it is /, a folder directly under it, or holds the home folder); give a project's folder instead, unless that is meant",
+                    worded(setting, dir.display())
+                ));
+            }
         }
         if grant.allow_net.is_empty() && self.allows(Capability::NetworkAccess) {
             lines.push(format!(
