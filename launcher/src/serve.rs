@@ -134,21 +134,21 @@ pub struct Logs(LazyStderr);
 
 impl Drop for Logs {
     fn drop(&mut self) {
-        if let Some(writer) = self.0.writer.get() {
-            let dropped = writer.error_counter().dropped_lines();
-            if dropped > 0 {
-                tracing::warn!(
-                    "{dropped} log lines were dropped: stderr was not read as fast as they came"
-                );
-            }
-        }
+        let dropped = (self.0.writer.get()).map_or(0, |w| w.error_counter().dropped_lines());
         let guard = self
             .0
             .guard
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
+        // What is queued is written out first; the count is written after
+        // it, directly: through the queue, a full one would drop it too.
         drop(guard);
+        if dropped > 0 {
+            eprintln!(
+                " WARN {dropped} log lines were dropped: stderr was not read as fast as they came"
+            );
+        }
     }
 }
 
