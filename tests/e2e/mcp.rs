@@ -480,6 +480,12 @@ fn a_working_directory_too_broad_to_be_a_workspace_is_not_mounted() {
         let report = served(&args, cwd);
         let error = report["results"][0]["error"]["message"].to_string();
         assert!(error.contains("unavailable"), "{}: {report}", cwd.display());
+        // Said in an MCP user's words: which flag gives the workspace.
+        assert!(
+            error.contains("this MCP server has no workspace: start it with --workspace DIR"),
+            "{}: {report}",
+            cwd.display()
+        );
     }
 }
 
