@@ -205,6 +205,18 @@ fn a_folder_given_through_a_link_is_mounted_where_it_was_named() {
         tool("read-file", &format!("{link}/s.txt")),
     );
     assert_eq!(answer["result"], "through the link", "{answer}");
+    // The link is followed once, when the grant is read: pointed elsewhere
+    // later (by a plugin that may write where it lies), it moves nothing,
+    // even in a new instance.
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    std::fs::write(dir.path().join("other/s.txt"), "elsewhere").unwrap();
+    std::fs::remove_file(link).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("other"), link).unwrap();
+    let crash = session.call("c", "tool.execute", tool("panic", ""));
+    assert!(crash["error"].is_string(), "{crash}");
+    let again = tool("read-file", &format!("{link}/s.txt"));
+    let answer = session.call("r2", "tool.execute", again);
+    assert_eq!(answer["result"], "through the link", "{answer}");
     session.finish();
 }
 

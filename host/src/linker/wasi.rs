@@ -29,29 +29,24 @@ pub(crate) fn apply(
     effects: &Arc<Effects>,
     learning: bool,
 ) -> Option<Arc<NetGuard>> {
+    let mut mount = |what: &str, dir: &Path, perms| {
+        let host = grant
+            .mounted_from
+            .get(dir)
+            .map_or(dir, |from| from.as_path());
+        mount(wasi, plugin_id, what, dir, host, perms);
+    };
     if let (Some(perms), Some(root)) = (policy.workspace_access().map(perms), workspace) {
-        mount(wasi, plugin_id, "workspace root", root, perms);
+        mount("workspace root", root, perms);
     }
     if policy.workspace_access().map(perms).is_some() {
         for dir in &grant.allow_read {
-            mount(
-                wasi,
-                plugin_id,
-                &Setting::AllowRead.to_string(),
-                dir,
-                FsPerms::ReadOnly,
-            );
+            mount(&Setting::AllowRead.to_string(), dir, FsPerms::ReadOnly);
         }
     }
     if policy.allows(Capability::ProjectWrite) {
         for dir in &grant.allow_write {
-            mount(
-                wasi,
-                plugin_id,
-                &Setting::AllowWrite.to_string(),
-                dir,
-                FsPerms::ReadWrite,
-            );
+            mount(&Setting::AllowWrite.to_string(), dir, FsPerms::ReadWrite);
         }
     }
     for (key, value) in &grant.env {
@@ -149,8 +144,16 @@ pub(crate) fn perms(access: Access) -> FsPerms {
     }
 }
 
-/// Mounts `dir` at its own absolute path, or logs why it cannot.
-fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, perms: FsPerms) {
+/// Mounts the folder at `host` at `dir` (its own absolute path, or the
+/// path it was named by through a link), or logs why it cannot.
+fn mount(
+    wasi: &mut WasiCtxBuilder,
+    plugin_id: &str,
+    what: &str,
+    dir: &Path,
+    host: &Path,
+    perms: FsPerms,
+) {
     if !dir.is_absolute() {
         tracing::warn!(
             plugin = %plugin_id,
@@ -160,7 +163,7 @@ fn mount(wasi: &mut WasiCtxBuilder, plugin_id: &str, what: &str, dir: &Path, per
         return;
     }
     let guest_path = dir.to_string_lossy();
-    if let Err(e) = wasi.preopened_dir(dir, guest_path.as_ref(), perms) {
+    if let Err(e) = wasi.preopened_dir(host, guest_path.as_ref(), perms) {
         tracing::warn!(
             plugin = %plugin_id,
             "cannot mount {what} {}: {e}; the plugin runs without it",

@@ -289,6 +289,7 @@ impl PolicySpec {
             in_root: folders.in_root,
             allow_read: folders.allow_read,
             allow_write: folders.allow_write,
+            mounted_from: folders.mounted_from,
             allow_net: self
                 .allow_net
                 .iter()

@@ -3,6 +3,7 @@
 //! absolute path, or a folder under the root the host sends (`{root}/out`,
 //! see `under_root.rs`), which is resolved per snapshot instead.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::file::{PolicyError, PolicySpec};
@@ -17,16 +18,23 @@ pub(super) struct Folders {
     pub(super) allow_write: Vec<PathBuf>,
     /// The folders named under the host's root.
     pub(super) in_root: UnderRoot,
+    /// Where each folder named through a link is (see `Grant::mounted_from`).
+    pub(super) mounted_from: BTreeMap<PathBuf, PathBuf>,
 }
 
 /// Checks the folder settings of `spec`.
 pub(super) fn resolve(spec: &PolicySpec) -> Result<Folders, PolicyError> {
     let mut in_root = UnderRoot::default();
+    let mut mounted_from = BTreeMap::new();
     let mut folders = |setting, paths: &mut dyn Iterator<Item = &PathBuf>| {
         let mut absolute = Vec::new();
         for path in paths {
             let Some(relative) = under_root::parse(path) else {
-                absolute.push(folder(setting, path)?);
+                let (named, canonical) = folder(setting, path)?;
+                if named != canonical {
+                    mounted_from.insert(named.clone(), canonical);
+                }
+                absolute.push(named);
                 continue;
             };
             let relative = relative.map_err(|()| PolicyError::UnderRoot {
@@ -49,15 +57,17 @@ pub(super) fn resolve(spec: &PolicySpec) -> Result<Folders, PolicyError> {
         allow_read,
         allow_write,
         in_root,
+        mounted_from,
     })
 }
 
-/// An absolute path to an existing folder, as it is mounted: at the path
+/// An absolute path to an existing folder: where the plugin finds it, and
+/// the folder it is (opened on the host). The plugin finds it at the path
 /// the user wrote (a link stays a link, so `/tmp/x` on macOS, where /tmp
 /// leads to /private/tmp, is where the plugin finds it); written with
 /// `..`, where a link would make the words mean another folder, at the
 /// folder it is.
-fn folder(setting: Setting, path: &Path) -> Result<PathBuf, PolicyError> {
+fn folder(setting: Setting, path: &Path) -> Result<(PathBuf, PathBuf), PolicyError> {
     if !path.is_absolute() {
         return Err(PolicyError::Relative {
             setting,
@@ -74,8 +84,9 @@ fn folder(setting: Setting, path: &Path) -> Result<PathBuf, PolicyError> {
         return Err(error(std::io::Error::other("not a folder")));
     }
     let plain = path.components().all(|c| c != Component::ParentDir);
-    Ok(match plain {
+    let named = match plain {
         true => path.components().collect(),
-        false => canonical,
-    })
+        false => canonical.clone(),
+    };
+    Ok((named, canonical))
 }

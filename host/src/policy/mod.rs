@@ -54,6 +54,12 @@ pub struct Grant {
     /// `<data_root>/<plugin id>/`: the `PLUGIN_DATA` an Agent Plugins host
     /// chose for this installed instance. Absolute; created if missing.
     pub data_dir: Option<PathBuf>,
+    /// Where a folder above is opened on the host when it was named
+    /// through a link (the folder as named, and the folder it is): resolved
+    /// once, when the policy was read (or the snapshot's root was), so a
+    /// link a plugin could change later never moves a mount. A folder not
+    /// listed is opened as named.
+    pub mounted_from: std::collections::BTreeMap<PathBuf, PathBuf>,
 }
 
 /// How a directory is mounted.

@@ -177,6 +177,9 @@ impl Grant {
         }
         let root = snapshot_root.unwrap_or(Path::new("/"));
         let canonical_root = dunce::canonicalize(root);
+        // Each folder found is opened where it was found (`mounted_from`):
+        // a link the plugin changes after this check moves nothing.
+        let mut found_at = Vec::new();
         let mut resolve = |setting, relative: &Path| {
             let path = match relative.as_os_str().is_empty() {
                 true => root.to_path_buf(),
@@ -187,7 +190,10 @@ impl Grant {
                 false => Err(std::io::Error::other("not a folder")),
             });
             let error = match (&canonical_root, found) {
-                (Ok(root), Ok(target)) if target.starts_with(root) => return Some(path),
+                (Ok(root), Ok(target)) if target.starts_with(root) => {
+                    found_at.push((path.clone(), target));
+                    return Some(path);
+                }
                 (Ok(root), Ok(target)) => RootFolderError::LeavesRoot {
                     setting,
                     relative: relative.to_owned(),
@@ -230,6 +236,7 @@ impl Grant {
                 .allow_write
                 .extend(resolve(Setting::AllowWrite, relative));
         }
+        grant.mounted_from.extend(found_at);
         Folders {
             workspace,
             grant: Cow::Owned(grant),
@@ -280,6 +287,9 @@ mod tests {
         assert_eq!(folders.workspace, Some(root.join("out")));
         assert_eq!(folders.grant.allow_read, vec![root.join("src")]);
         assert!(folders.grant.in_root.is_empty());
+        // Opened where they were found, whatever a link says later.
+        let from = &folders.grant.mounted_from;
+        assert_eq!(from.get(&root.join("out")), Some(&root.join("out")));
         assert!(folders.left_out.is_empty());
 
         // Missing: left out, and the workspace is not the root instead.

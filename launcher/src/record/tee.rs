@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn a_teed_session_records_what_was_read_and_written() {
         let dir = tempfile::tempdir().unwrap();
-        let tee = Tee::start(dir.path(), "com.example.p", serde_json::Value::Null).unwrap();
+        let tee = Tee::start(dir.path(), "com.example.p", serde_json::json!({})).unwrap();
         let input: &[u8] = b"{\"id\":\"1\",\"method\":\"m\"}\n\nlast";
         let mut out = Vec::new();
         {
@@ -180,12 +180,14 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         assert!(events[0]["recorded"]["command"].is_array(), "{text}");
-        assert_eq!(events[1]["send"], "{\"id\":\"1\",\"method\":\"m\"}");
-        assert_eq!(events[2]["send"], "");
-        assert_eq!(events[3]["send"], "last");
-        assert_eq!(events[3]["partial"], true);
-        assert_eq!(events[4]["recv"], "{\"id\":\"1\",\"result\":\"\"}");
-        assert!(events[4]["ms"].is_number(), "{text}");
-        assert_eq!(events[5]["exit"], 0);
+        // What the session was granted comes first (here: nothing given).
+        assert!(events[1].get("grants").is_some(), "{text}");
+        assert_eq!(events[2]["send"], "{\"id\":\"1\",\"method\":\"m\"}");
+        assert_eq!(events[3]["send"], "");
+        assert_eq!(events[4]["send"], "last");
+        assert_eq!(events[4]["partial"], true);
+        assert_eq!(events[5]["recv"], "{\"id\":\"1\",\"result\":\"\"}");
+        assert!(events[5]["ms"].is_number(), "{text}");
+        assert_eq!(events[6]["exit"], 0);
     }
 }
