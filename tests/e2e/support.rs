@@ -234,9 +234,23 @@ pub fn runtime_base() -> PathBuf {
 }
 
 /// The HOME every process a test starts gets (it decides the default data
-/// root and plugin folders): never the user's.
+/// root and plugin folders): never the user's, and outside this checkout,
+/// which tests use as a workspace (a folder that holds the home folder is
+/// a shared place, never mounted as a workspace). One per checkout, made
+/// before any launcher starts, so what a test sees never depends on
+/// which test made it first.
 pub fn test_home() -> PathBuf {
-    workspace_root().join("target").join("e2e-home")
+    use std::hash::{Hash, Hasher};
+    static HOME: OnceLock<PathBuf> = OnceLock::new();
+    HOME.get_or_init(|| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        workspace_root().hash(&mut hasher);
+        let home =
+            std::env::temp_dir().join(format!("lingxi-wasm-e2e-home-{:016x}", hasher.finish()));
+        std::fs::create_dir_all(&home).expect("the tests' HOME folder can be made");
+        home
+    })
+    .clone()
 }
 
 /// `lingxi-wasm-run` with HOME and the compile cache set to folders of the
