@@ -71,7 +71,8 @@ pub enum LoadError {
     },
     /// The component does not fit the `lingxi:plugin` world.
     #[error(
-        "{name} is not a LingXi plugin component ({reason}); plugins must export lingxi:plugin/plugin@0.1.0, e.g. by using lingxi-plugin-sdk's export_plugin!"
+        "{name} is not a LingXi plugin component ({reason}); plugins must export {}, e.g. by using lingxi-plugin-sdk's export_plugin!",
+        crate::shape::plugin_export()
     )]
     World {
         /// Where the component came from.

@@ -8,32 +8,47 @@ use crate::engine::{PluginComponent, Runtime};
 use crate::error::LoadError;
 pub use crate::linker::provided;
 
-/// The export every LingXi plugin component has.
-pub const PLUGIN_EXPORT: &str = "lingxi:plugin/plugin@0.1.0";
+/// The interface every LingXi plugin component exports, at a version of
+/// the line this host links (`lingxi:plugin/plugin@0.1.x`).
+pub const PLUGIN_INTERFACE: &str = "plugin";
 
-/// The export of a plugin that runs background tasks.
-pub const TASK_RUNNER_EXPORT: &str = "lingxi:plugin/task-runner@0.1.0";
+/// The interface a plugin that runs background tasks exports as well.
+pub const TASK_RUNNER_INTERFACE: &str = "task-runner";
+
+/// The plugin export in words: `lingxi:plugin/plugin@0.1.x`.
+pub fn plugin_export() -> String {
+    format!(
+        "{}/{PLUGIN_INTERFACE}@{}",
+        lingxi_plugin_wit::PACKAGE,
+        lingxi_plugin_wit::line()
+    )
+}
 
 /// A compiled component's imports and exports, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
     /// Every import, e.g. `wasi:cli/environment@0.2.6`.
     pub imports: Vec<String>,
-    /// Every export, e.g. `lingxi:plugin/plugin@0.1.0`.
+    /// Every export, e.g. `lingxi:plugin/plugin@0.1.1`.
     pub exports: Vec<String>,
     /// How long compiling took.
     pub compile_time: Duration,
 }
 
 impl Shape {
-    /// Whether it exports the plugin interface.
+    /// Whether it exports the plugin interface, at a version of the line
+    /// this host links.
     pub fn is_plugin(&self) -> bool {
-        self.exports.iter().any(|e| e == PLUGIN_EXPORT)
+        self.exports_interface(PLUGIN_INTERFACE)
     }
 
     /// Whether it exports a task runner (it can run background tasks).
     pub fn runs_tasks(&self) -> bool {
-        self.exports.iter().any(|e| e == TASK_RUNNER_EXPORT)
+        self.exports_interface(TASK_RUNNER_INTERFACE)
+    }
+
+    fn exports_interface(&self, interface: &str) -> bool {
+        (self.exports.iter()).any(|e| lingxi_plugin_wit::interface_of(e) == Some(interface))
     }
 
     /// The imports this host does not provide.

@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity, ToolContract};
 use lingxi_wasm_host::protocol::dto::SnapshotDto;
-use lingxi_wasm_host::shape::{PLUGIN_EXPORT, Shape};
+use lingxi_wasm_host::shape::{Shape, plugin_export};
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
 use lingxi_wasm_host::{
     CompileCache, Limits, PluginHost, Runtime, convert, no_grant, pack, printable,
@@ -171,7 +171,9 @@ fn not_a_plugin(shape: &Shape) -> String {
         .find(|e| e.starts_with("lingxi:plugin/plugin@"));
     if let Some(other) = other {
         return format!(
-            "it exports {other}, not {PLUGIN_EXPORT}: rebuild it with this version of lingxi-plugin-sdk"
+            "it exports {other}, which this host does not link (it links {}): rebuild it with this version of lingxi-plugin-sdk, or against wit/lingxi-plugin.wit {}",
+            plugin_export(),
+            lingxi_plugin_wit::VERSION
         );
     }
     let exports = if shape.exports.is_empty() {
@@ -186,7 +188,8 @@ fn not_a_plugin(shape: &Shape) -> String {
         ""
     };
     format!(
-        "it does not export {PLUGIN_EXPORT}; it exports {exports}{what}: build a cdylib that calls lingxi-plugin-sdk's export_plugin!"
+        "it does not export {}; it exports {exports}{what}: build a cdylib that calls lingxi-plugin-sdk's export_plugin!",
+        plugin_export()
     )
 }
 
@@ -391,4 +394,33 @@ pub fn describe(contract: &ToolContract, validate: bool) -> String {
         parts.push("concurrency-safe".into());
     }
     parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exporting(exports: &[&str]) -> Shape {
+        Shape {
+            imports: vec![],
+            exports: exports.iter().map(|e| (*e).to_owned()).collect(),
+            compile_time: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Every 0.1 version is a plugin; another line is named, with what
+    /// this host links.
+    #[test]
+    fn the_plugin_export_is_matched_by_version_line() {
+        for version in ["0.1.0", "0.1.1", "0.1.4"] {
+            assert!(exporting(&[&format!("lingxi:plugin/plugin@{version}")]).is_plugin());
+        }
+        let other = exporting(&["lingxi:plugin/plugin@0.2.0"]);
+        assert!(!other.is_plugin());
+        assert_eq!(
+            not_a_plugin(&other),
+            "it exports lingxi:plugin/plugin@0.2.0, which this host does not link (it links lingxi:plugin/plugin@0.1.x): rebuild it with this version of lingxi-plugin-sdk, or against wit/lingxi-plugin.wit 0.1.1"
+        );
+        assert!(exporting(&["lingxi:plugin/task-runner@0.1.0"]).runs_tasks());
+    }
 }

@@ -6,6 +6,7 @@
 mod attacks;
 mod cache_trust;
 mod check;
+mod compat;
 mod conformance;
 mod contracts;
 mod cross;

@@ -34,21 +34,33 @@ fn cargo_build(dir: &str, args: &[&str], hint: &str) -> PathBuf {
 }
 
 fn cargo_build_with(dir: &str, args: &[&str], envs: &[(&str, &str)], hint: &str) -> PathBuf {
+    try_cargo_build(dir, args, envs)
+        .unwrap_or_else(|e| panic!("cargo build {args:?} failed; {hint}\n{e}"))
+}
+
+/// [`cargo_build`] with `envs` set; the error is cargo's output.
+pub fn try_cargo_build(dir: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<PathBuf, String> {
     let root = workspace_root();
     let target = root.join("target").join(dir);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
+    let output = Command::new(cargo)
         .current_dir(&root)
         .envs(envs.iter().copied())
         .arg("build")
         .args(args)
         .arg("--target-dir")
         .arg(&target)
-        .status()
-        .expect("cannot run cargo");
-    assert!(status.success(), "cargo build {args:?} failed; {hint}");
-    target
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    Ok(target)
 }
+
+/// The cargo arguments of a guest build: a component for wasm32-wasip2,
+/// with the `guest` profile.
+pub const GUEST_BUILD: [&str; 4] = ["--target", "wasm32-wasip2", "--profile", "guest"];
 
 /// The built component of guest crate `name` (`probe`, `quickstart`,
 /// `testbed`, `workspace-stats`, `indexer`), all built once per test binary with the
@@ -56,11 +68,7 @@ fn cargo_build_with(dir: &str, args: &[&str], envs: &[(&str, &str)], hint: &str)
 pub fn guest(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let dir = BUILT.get_or_init(|| {
-        let args = [
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            "guest",
+        let crates = [
             "-p",
             "probe",
             "-p",
@@ -74,6 +82,7 @@ pub fn guest(name: &str) -> PathBuf {
             "-p",
             "indexer",
         ];
+        let args = [&GUEST_BUILD[..], &crates].concat();
         cargo_build(
             "guests",
             &args,

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::WasiCtx;
 
 wasmtime::component::bindgen!({
     world: "lingxi-plugin",
@@ -21,73 +21,9 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-use lingxi::plugin::{host_info, logging, tasks, types};
-
-pub struct State {
-    wasi: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for State {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl types::Host for State {}
-
-fn unavailable(field: &str) -> types::InfoUnavailable {
-    types::InfoUnavailable {
-        field: field.into(),
-        last_snapshot: None,
-    }
-}
-
-impl host_info::Host for State {
-    fn latest_snapshot(&mut self) -> Option<types::RuntimeSnapshot> {
-        None
-    }
-    fn workspace(&mut self) -> Result<types::WorkspaceInfo, types::InfoUnavailable> {
-        Err(unavailable("workspace"))
-    }
-    fn pe_core(&mut self) -> Result<types::PeCoreInfo, types::InfoUnavailable> {
-        Err(unavailable("peCore"))
-    }
-    fn context_state(&mut self) -> Result<types::ContextStateInfo, types::InfoUnavailable> {
-        Err(unavailable("contextState"))
-    }
-    fn performance(&mut self) -> Result<types::PerformanceInfo, types::InfoUnavailable> {
-        Err(unavailable("performance"))
-    }
-    fn data_dir(&mut self) -> Option<String> {
-        None
-    }
-}
-
-impl logging::Host for State {
-    fn log(&mut self, _level: logging::Level, _message: String) -> wasmtime::Result<()> {
-        Ok(())
-    }
-}
-
-/// No background tasks in the floor.
-impl tasks::Host for State {
-    fn start(&mut self, _kind: String, _input: String) -> Result<String, String> {
-        Err("no tasks here".into())
-    }
-    fn status(&mut self, _id: String) -> Option<tasks::TaskState> {
-        None
-    }
-    fn cancel(&mut self, _id: String) -> bool {
-        false
-    }
-    fn report_progress(&mut self, _progress: tasks::Progress) -> wasmtime::Result<()> {
-        Ok(())
-    }
-}
+// The imports of the floor: nothing to read, a log that goes nowhere, no
+// tasks (shared with the e2e suite's host of the previous release).
+include!("bare_imports.rs");
 
 /// A compiled component and its linker, on an engine of its own.
 pub struct Prepared {

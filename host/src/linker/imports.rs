@@ -149,13 +149,10 @@ const OFFERED: [(&str, Add); 29] = [
     }),
 ];
 
-/// The LingXi interfaces every linker holds.
-const LINGXI_IMPORTS: [&str; 4] = [
-    "lingxi:plugin/types@0.1.0",
-    "lingxi:plugin/host-info@0.1.0",
-    "lingxi:plugin/logging@0.1.0",
-    "lingxi:plugin/tasks@0.1.0",
-];
+/// The LingXi interfaces every linker holds, at every version of the
+/// package's line (wasmtime's linker matches `lingxi:plugin/logging@0.1.0`
+/// to the `0.1.1` it holds).
+const LINGXI_IMPORTS: [&str; 4] = ["types", "host-info", "logging", "tasks"];
 
 /// Whether this host links `import`: a WASI interface of the linker's
 /// table (`OFFERED` in `linker/imports.rs`), at any 0.2 version, or a
@@ -166,7 +163,7 @@ pub fn provided(import: &str) -> bool {
         Some((bare, version)) if bare.starts_with("wasi:") => {
             version.starts_with("0.2.") && OFFERED.iter().any(|(name, _)| *name == bare)
         }
-        _ => LINGXI_IMPORTS.contains(&import),
+        _ => lingxi_plugin_wit::interface_of(import).is_some_and(|i| LINGXI_IMPORTS.contains(&i)),
     }
 }
 
@@ -176,7 +173,7 @@ pub(crate) fn unprovided<'a>(imports: impl Iterator<Item = &'a str>) -> Vec<&'a 
 }
 
 /// What the host provides, in words, from the table: "WASI 0.2 cli,
-/// clocks, … and outgoing http, and the lingxi:plugin 0.1.0 imports".
+/// clocks, … and outgoing http, and the lingxi:plugin 0.1.x imports".
 pub(crate) fn provided_in_words() -> String {
     let mut packages: Vec<&str> = OFFERED
         .iter()
@@ -193,12 +190,11 @@ pub(crate) fn provided_in_words() -> String {
         (Some((last, rest)), false) => format!("{} and {last}", rest.join(", ")),
         _ => format!("{} and outgoing http", packages.join(", ")),
     };
-    let lingxi = LINGXI_IMPORTS[0]
-        .split_once('/')
-        .zip(LINGXI_IMPORTS[0].split_once('@'))
-        .map_or(String::new(), |((package, _), (_, version))| {
-            format!("{package} {version}")
-        });
+    let lingxi = format!(
+        "{} {}",
+        lingxi_plugin_wit::PACKAGE,
+        lingxi_plugin_wit::line()
+    );
     format!("WASI 0.2 {wasi}, and the {lingxi} imports")
 }
 

@@ -89,7 +89,7 @@ fn a_component_gets_the_interfaces_it_imports_and_no_others() {
 fn the_words_come_from_the_table() {
     assert_eq!(
         provided_in_words(),
-        "WASI 0.2 cli, clocks, filesystem, io, random, sockets and outgoing http, and the lingxi:plugin 0.1.0 imports"
+        "WASI 0.2 cli, clocks, filesystem, io, random, sockets and outgoing http, and the lingxi:plugin 0.1.x imports"
     );
 }
 
@@ -101,6 +101,11 @@ fn wasi_0_2_and_outgoing_http_only() {
         "wasi:http/types@0.2.10",
         "wasi:http/outgoing-handler@0.2.0",
         "lingxi:plugin/logging@0.1.0",
+        "lingxi:plugin/logging@0.1.1",
+        "lingxi:plugin/tasks@0.1.0",
+        // A later 0.1 version: the linker matches it, and type-checks what
+        // the component uses.
+        "lingxi:plugin/host-info@0.1.9",
     ] {
         assert!(provided(yes), "{yes}");
     }
@@ -110,6 +115,9 @@ fn wasi_0_2_and_outgoing_http_only() {
         "wasi:http/types-extra@0.2.0",
         "wasi:keyvalue/store@0.2.0",
         "lingxi:plugin/logging@0.2.0",
+        "lingxi:plugin/plugin@0.1.0",
+        "lingxi:plugin/host@0.1.0",
+        "lingxi:plugin/logging",
         // Not an interface of WASI 0.2 (the linker links exactly its list).
         "wasi:cli/environmenx@0.2.12",
         "wasi:io/streams",
