@@ -271,9 +271,28 @@ impl Runtime {
             .get(&self.engine, imports)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
-            // Name what is missing when that is why it does not link.
+            // Name what is missing when that is why it does not link: a
+            // version of lingxi:plugin this host does not link, or imports.
             let ty = component.component_type();
-            let missing = crate::linker::unprovided(ty.imports(&self.engine).map(|(name, _)| name));
+            let names: Vec<&str> = ty.imports(&self.engine).map(|(name, _)| name).collect();
+            if let Some(found) = crate::linker::unlinked_version(&names) {
+                return LoadError::Version {
+                    name: name.to_owned(),
+                    found,
+                    why: "a version line this host does not link".into(),
+                };
+            }
+            if let Some(later) = crate::linker::later_version(&names) {
+                return LoadError::Version {
+                    name: name.to_owned(),
+                    found: later,
+                    why: format!(
+                        "later than this host's {}, and it uses what that lacks ({e:#})",
+                        lingxi_plugin_wit::VERSION
+                    ),
+                };
+            }
+            let missing = crate::linker::unprovided(names.into_iter());
             if missing.is_empty() {
                 world_error(e)
             } else {

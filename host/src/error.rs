@@ -69,6 +69,23 @@ pub enum LoadError {
         /// The imports not provided, comma-separated.
         missing: String,
     },
+    /// The component was built against a version of `lingxi:plugin` this
+    /// host does not link: another version line, or a later version of its
+    /// line whose additions the component uses.
+    #[error(
+        "{name} was built against {found}, {why}: this host links lingxi:plugin {} (its own version is {}); update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit {}",
+        lingxi_plugin_wit::line(),
+        lingxi_plugin_wit::VERSION,
+        lingxi_plugin_wit::VERSION
+    )]
+    Version {
+        /// Where the component came from.
+        name: String,
+        /// What it names, e.g. `lingxi:plugin 0.2.0`.
+        found: String,
+        /// Why this host does not link it (with what the linker said).
+        why: String,
+    },
     /// The component does not fit the `lingxi:plugin` world.
     #[error(
         "{name} is not a LingXi plugin component ({reason}); plugins must export {}, e.g. by using lingxi-plugin-sdk's export_plugin!",

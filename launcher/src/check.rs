@@ -168,10 +168,14 @@ fn not_a_plugin(shape: &Shape) -> String {
     let other = shape
         .exports
         .iter()
-        .find(|e| e.starts_with("lingxi:plugin/plugin@"));
+        .find(|e| e.starts_with("lingxi:plugin/plugin"));
     if let Some(other) = other {
+        let why = match lingxi_plugin_wit::version_of(other) {
+            Some(_) => "which this host does not link",
+            None => "without a version, which no host links",
+        };
         return format!(
-            "it exports {other}, which this host does not link (it links {}): rebuild it with this version of lingxi-plugin-sdk, or against wit/lingxi-plugin.wit {}",
+            "it exports {other}, {why} (it links {}): update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit {} (its package line names the version; this version's SDKs build against it)",
             plugin_export(),
             lingxi_plugin_wit::VERSION
         );
@@ -188,7 +192,7 @@ fn not_a_plugin(shape: &Shape) -> String {
         ""
     };
     format!(
-        "it does not export {}; it exports {exports}{what}: build a cdylib that calls lingxi-plugin-sdk's export_plugin!",
+        "it does not export {}; it exports {exports}{what}: build it with a LingXi SDK (Rust: a cdylib that calls lingxi-plugin-sdk's export_plugin!; Python: lingxi_plugin.export; JavaScript: definePlugin), or against world lingxi-plugin-base of wit/lingxi-plugin.wit",
         plugin_export()
     )
 }
@@ -419,7 +423,12 @@ mod tests {
         assert!(!other.is_plugin());
         assert_eq!(
             not_a_plugin(&other),
-            "it exports lingxi:plugin/plugin@0.2.0, which this host does not link (it links lingxi:plugin/plugin@0.1.x): rebuild it with this version of lingxi-plugin-sdk, or against wit/lingxi-plugin.wit 0.1.1"
+            "it exports lingxi:plugin/plugin@0.2.0, which this host does not link (it links lingxi:plugin/plugin@0.1.x): update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit 0.1.1 (its package line names the version; this version's SDKs build against it)"
+        );
+        let unversioned = not_a_plugin(&exporting(&["lingxi:plugin/plugin"]));
+        assert!(
+            unversioned.contains("without a version, which no host links"),
+            "{unversioned}"
         );
         assert!(exporting(&["lingxi:plugin/task-runner@0.1.0"]).runs_tasks());
     }

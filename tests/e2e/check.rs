@@ -25,7 +25,7 @@ const RULES: [(&str, &[&str], &str); 18] = [
     (
         "command",
         &[],
-        "error[world]: it does not export lingxi:plugin/plugin@0.1.x; it exports wasi:cli/run@0.2.0 (it is a command, a program with a main function): build a cdylib that calls lingxi-plugin-sdk's export_plugin!",
+        "error[world]: it does not export lingxi:plugin/plugin@0.1.x; it exports wasi:cli/run@0.2.0 (it is a command, a program with a main function): build it with a LingXi SDK (Rust: a cdylib that calls lingxi-plugin-sdk's export_plugin!; Python: lingxi_plugin.export; JavaScript: definePlugin), or against world lingxi-plugin-base of wit/lingxi-plugin.wit",
     ),
     (
         "foreign",

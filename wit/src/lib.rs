@@ -42,11 +42,38 @@ pub fn interface(name: &str) -> String {
 /// of this package at a version a host of [`VERSION`] links
 /// ([`compatible`]): `lingxi:plugin/plugin@0.1.0` gives `Some("plugin")`.
 pub fn interface_of(name: &str) -> Option<&str> {
-    let (interface, version) = name
-        .strip_prefix(PACKAGE)?
-        .strip_prefix('/')?
-        .split_once('@')?;
+    let (interface, version) = split(name)?;
     compatible(version).then_some(interface)
+}
+
+/// The version of this package that a component's import or export
+/// `name` names, whatever it is: `lingxi:plugin/plugin@0.2.0` gives
+/// `Some("0.2.0")`; `None` for a name of another package, or none.
+pub fn version_of(name: &str) -> Option<&str> {
+    split(name).map(|(_, version)| version)
+}
+
+/// Whether `version` is in [`VERSION`]'s line and later than it: a
+/// component built against it may use what this version lacks.
+pub fn later(version: &str) -> bool {
+    compatible(version) && numbers(version) > numbers(VERSION)
+}
+
+fn split(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix(PACKAGE)?
+        .strip_prefix('/')?
+        .split_once('@')
+}
+
+/// `major.minor.patch` as numbers; none for anything else (a prerelease).
+fn numbers(v: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = v.split('.');
+    let numbers = (
+        parts.next()?.parse().ok()?,
+        parts.next()?.parse().ok()?,
+        parts.next()?.parse().ok()?,
+    );
+    parts.next().is_none().then_some(numbers)
 }
 
 /// Whether a component built against `version` of this package is in
@@ -57,16 +84,7 @@ pub fn interface_of(name: &str) -> Option<&str> {
 /// `CHANGELOG.md`), so a host of the line links every earlier component,
 /// and a later component that uses nothing new.
 pub fn compatible(version: &str) -> bool {
-    let parse = |v: &str| -> Option<(u64, u64, u64)> {
-        let mut parts = v.split('.');
-        let numbers = (
-            parts.next()?.parse().ok()?,
-            parts.next()?.parse().ok()?,
-            parts.next()?.parse().ok()?,
-        );
-        parts.next().is_none().then_some(numbers)
-    };
-    match (parse(version), parse(VERSION)) {
+    match (numbers(version), numbers(VERSION)) {
         (Some((0, 0, patch)), Some((0, 0, ours))) => patch == ours,
         (Some((0, minor, _)), Some((0, ours, _))) => minor == ours && minor > 0,
         (Some((major, ..)), Some((ours, ..))) => major == ours && major > 0,
@@ -120,5 +138,9 @@ mod tests {
         assert_eq!(interface_of("lingxi:pluginx/plugin@0.1.0"), None);
         assert_eq!(interface_of("wasi:cli/run@0.2.0"), None);
         assert_eq!(interface("plugin"), "lingxi:plugin/plugin@0.1.1");
+        assert_eq!(version_of("lingxi:plugin/plugin@0.2.0"), Some("0.2.0"));
+        assert_eq!(version_of("lingxi:plugin/plugin"), None);
+        assert_eq!(version_of("wasi:cli/run@0.2.0"), None);
+        assert!(later("0.1.9") && !later("0.1.1") && !later("0.1.0") && !later("0.2.0"));
     }
 }

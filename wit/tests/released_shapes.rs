@@ -151,6 +151,19 @@ fn rule_breaks(current: &str, shapes: &[Shape], frozen: impl Fn(&Shape) -> Strin
         if before != after {
             changed.push(format!("its worlds were {before:?} and are {after:?}"));
         }
+        let interfaces = |text: &str| {
+            (UnresolvedPackageGroup::parse("i.wit", text).ok())
+                .map(|g| {
+                    (g.main.interfaces.iter())
+                        .filter_map(|(_, i)| i.name.clone())
+                        .collect::<BTreeSet<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let (had, has) = (interfaces(&old), interfaces(current));
+        if had != has {
+            changed.push(format!("its interfaces were {had:?} and are {has:?}"));
+        }
         for name in before.intersection(&after) {
             // The same shape: each fits the other.
             for (a, b) in [(&old, current), (&current.to_owned(), &old)] {
@@ -171,6 +184,14 @@ fn rule_breaks(current: &str, shapes: &[Shape], frozen: impl Fn(&Shape) -> Strin
     for shape in shapes.iter().filter(|s| line(&s.version) == line(&version)) {
         let old = frozen(shape);
         for (old_world, new_world) in &shape.worlds {
+            // Since the rules began, a world keeps its name too: a guest
+            // names its world.
+            if old_world != new_world && !before_the_rules(&shape.version) {
+                found.push(format!(
+                    "history/shapes.toml maps world {old_world} of {} to {new_world}: a released world keeps its name (guests build with `-w {old_world}`); keep {old_world} in lingxi-plugin.wit",
+                    shape.name
+                ));
+            }
             if let Err(e) = breaks(&old, old_world, current, new_world) {
                 found.push(format!(
                     "lingxi-plugin.wit breaks plugins written against world {old_world} of {} ({}; history/{}/), which must keep building as world {new_world}: {e}. In a version line a world never loses or changes an import and never gains, loses or changes an export: give the new shape a new world (it may `include` {new_world}), or start the next version line (0.2.0 after 0.1.x) and keep linking this one (CHANGELOG.md)",
@@ -180,6 +201,12 @@ fn rule_breaks(current: &str, shapes: &[Shape], frozen: impl Fn(&Shape) -> Strin
         }
     }
     found
+}
+
+/// Whether `version` was released before the rules began (0.1.1): 0.1.0
+/// changed in place, and its world before tasks lives on by another name.
+fn before_the_rules(version: &str) -> bool {
+    version == "0.1.0"
 }
 
 #[test]
@@ -236,6 +263,11 @@ fn the_check_catches_each_break() {
             format!("{wit}\nworld lingxi-plugin-tools {{\n    include lingxi-plugin-base;\n}}\n"),
             "its worlds were",
         ),
+        // A new interface no world uses, without a new version.
+        (
+            format!("{wit}\ninterface clock {{\n    now: func() -> u64;\n}}\n"),
+            "its interfaces were",
+        ),
         // A new version nobody froze.
         (
             replace(
@@ -281,4 +313,20 @@ fn an_addition_in_a_new_version_passes() {
         }
     });
     assert!(found.is_empty(), "{found:?}");
+}
+
+/// A released world of 0.1.1 mapped to another name breaks every guest
+/// that names it: refused, even when that world has the same shape.
+#[test]
+fn a_released_world_keeps_its_name() {
+    let mut shapes = shapes();
+    let Some(latest) = shapes.last_mut() else {
+        panic!("no shapes");
+    };
+    latest
+        .worlds
+        .insert("lingxi-plugin-base".into(), "lingxi-plugin-core".into());
+    let renamed = lingxi_plugin_wit::WIT.replace("lingxi-plugin-base", "lingxi-plugin-core");
+    let found = rule_breaks(&renamed, &shapes, frozen).join("\n");
+    assert!(found.contains("a released world keeps its name"), "{found}");
 }

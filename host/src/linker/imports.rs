@@ -167,6 +167,25 @@ pub fn provided(import: &str) -> bool {
     }
 }
 
+/// The version of lingxi:plugin that one of `imports` names, as
+/// `lingxi:plugin 0.2.0`, when it is not of the line this host links.
+pub(crate) fn unlinked_version(imports: &[&str]) -> Option<String> {
+    (imports.iter())
+        .filter_map(|name| lingxi_plugin_wit::version_of(name))
+        .find(|version| !lingxi_plugin_wit::compatible(version))
+        .map(|version| format!("{} {version}", lingxi_plugin_wit::PACKAGE))
+}
+
+/// The later version of this host's line of lingxi:plugin that one of
+/// `imports` names, as `lingxi:plugin 0.1.9` (the component may use what
+/// this host's version lacks).
+pub(crate) fn later_version(imports: &[&str]) -> Option<String> {
+    (imports.iter())
+        .filter_map(|name| lingxi_plugin_wit::version_of(name))
+        .find(|version| lingxi_plugin_wit::later(version))
+        .map(|version| format!("{} {version}", lingxi_plugin_wit::PACKAGE))
+}
+
 /// The names among `imports` that this host does not link.
 pub(crate) fn unprovided<'a>(imports: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     imports.filter(|name| !provided(name)).collect()

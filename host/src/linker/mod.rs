@@ -22,6 +22,8 @@ pub(crate) mod writes;
 
 pub(crate) use http::HttpGate;
 pub use imports::provided;
-pub(crate) use imports::{Linkers, imported, provided_in_words, unprovided};
+pub(crate) use imports::{
+    Linkers, imported, later_version, provided_in_words, unlinked_version, unprovided,
+};
 pub(crate) use trap::trap;
 pub(crate) use wasi::{apply, perms};

@@ -292,3 +292,62 @@ fn python_guests_of_every_released_shape_build_and_run() {
 fn javascript_guests_of_every_released_shape_build_and_run() {
     matrix(Guest::JavaScript);
 }
+
+/// A copy of today's WIT in `dir/<version>/` with its version set to `version` and
+/// `host-info` given `added` (a function line, or nothing): a later
+/// release's WIT.
+fn later_wit(dir: &Path, version: &str, added: &str) -> Case {
+    let text = lingxi_plugin_wit::WIT
+        .replacen(
+            &format!("package lingxi:plugin@{};", lingxi_plugin_wit::VERSION),
+            &format!("package lingxi:plugin@{version};"),
+            1,
+        )
+        .replacen(
+            "    data-dir: func() -> option<string>;",
+            &format!("    data-dir: func() -> option<string>;\n{added}"),
+            1,
+        );
+    let dir = dir.join(version);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lingxi-plugin.wit"), text).unwrap();
+    Case {
+        shape: format!("later-{version}"),
+        wit: dir,
+        version: version.into(),
+        world: lingxi_plugin_wit::BASE_WORLD.into(),
+        today: lingxi_plugin_wit::BASE_WORLD.into(),
+    }
+}
+
+/// A component of a WIT this host does not link is refused with the
+/// version it names and both ways out: another version line, or a later
+/// version of the line whose addition it imports (a Python component
+/// imports every function of its world).
+#[test]
+fn components_of_a_version_this_host_does_not_link_are_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            Guest::Rust,
+            later_wit(dir.path(), "0.2.0", ""),
+            "was built against lingxi:plugin 0.2.0, a version line this host does not link: this host links lingxi:plugin 0.1.x",
+        ),
+        (
+            Guest::Python,
+            later_wit(dir.path(), "0.1.9", "    hostname: func() -> string;"),
+            "was built against lingxi:plugin 0.1.9, later than this host's 0.1.1, and it uses what that lacks (component imports instance `lingxi:plugin/host-info@0.1.9`",
+        ),
+    ];
+    for (guest, case, said) in cases {
+        let component = build(guest, &case).unwrap_or_else(|e| panic!("{guest:?}: {e}"));
+        let out = launcher().arg("inspect").arg(&component).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains(said), "{guest:?}: {stderr}");
+        assert!(
+            stderr.contains("update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit 0.1.1"),
+            "{stderr}"
+        );
+    }
+}

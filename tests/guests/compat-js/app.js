@@ -1,6 +1,6 @@
 // The conformance probe (spec section 7) written against the WIT alone:
 // componentize-js, no SDK and no bundler. The compatibility matrix
-// (tests/e2e/compat.rs) builds it against every released shape of the WIT
+// (tests/e2e/compat/mod.rs) builds it against every released shape of the WIT
 // (wit/history/) and today's, calling componentize-js directly
 // (tests/guests/compat-js/build.mjs).
 //

@@ -1,6 +1,6 @@
 """The conformance probe (spec section 7) written against the WIT alone:
 componentize-py's bindings of ``lingxi:plugin``, no SDK. The compatibility
-matrix (tests/e2e/compat.rs) builds it against every released shape of the
+matrix (tests/e2e/compat/mod.rs) builds it against every released shape of the
 WIT (wit/history/) and today's, with the pinned componentize-py directly:
 
     componentize-py -d WIT_DIR -w WORLD componentize -p DIR app -o OUT.wasm

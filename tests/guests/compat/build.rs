@@ -1,7 +1,7 @@
 //! Picks the WIT the guest is built against, as its author would in
 //! `wit_bindgen::generate!`: `LINGXI_COMPAT_WIT` (a folder) and
 //! `LINGXI_COMPAT_WORLD`, which the compatibility matrix sets for each
-//! released shape (tests/e2e/compat.rs); today's `wit/` and world
+//! released shape (tests/e2e/compat/mod.rs); today's `wit/` and world
 //! `lingxi-plugin` otherwise. `LINGXI_COMPAT_TASKS=0` when the world exports
 //! no task runner (cfg `tasks` is set otherwise).
 

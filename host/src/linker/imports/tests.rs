@@ -125,3 +125,19 @@ fn wasi_0_2_and_outgoing_http_only() {
         assert!(!provided(no), "{no}");
     }
 }
+
+#[test]
+fn versions_of_another_line_or_later_are_named() {
+    let names = ["wasi:cli/stdout@0.2.6", "lingxi:plugin/types@0.2.0"];
+    assert_eq!(
+        unlinked_version(&names).as_deref(),
+        Some("lingxi:plugin 0.2.0")
+    );
+    let names = ["lingxi:plugin/types@0.1.0", "lingxi:plugin/host-info@0.1.9"];
+    assert_eq!(unlinked_version(&names), None);
+    assert_eq!(
+        later_version(&names).as_deref(),
+        Some("lingxi:plugin 0.1.9")
+    );
+    assert_eq!(later_version(&["lingxi:plugin/logging@0.1.1"]), None);
+}
