@@ -275,11 +275,11 @@ impl Runtime {
             // version of lingxi:plugin this host does not link, or imports.
             let ty = component.component_type();
             let names: Vec<&str> = ty.imports(&self.engine).map(|(name, _)| name).collect();
-            if let Some(found) = crate::linker::unlinked_version(&names) {
+            if let Some((found, why)) = crate::linker::unlinked_version(&names) {
                 return LoadError::Version {
                     name: name.to_owned(),
                     found,
-                    why: "a version line this host does not link".into(),
+                    why: why.into(),
                 };
             }
             if let Some(later) = crate::linker::later_version(&names) {

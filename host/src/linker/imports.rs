@@ -168,21 +168,37 @@ pub fn provided(import: &str) -> bool {
 }
 
 /// The version of lingxi:plugin that one of `imports` names, as
-/// `lingxi:plugin 0.2.0`, when it is not of the line this host links.
-pub(crate) fn unlinked_version(imports: &[&str]) -> Option<String> {
-    (imports.iter())
-        .filter_map(|name| lingxi_plugin_wit::version_of(name))
-        .find(|version| !lingxi_plugin_wit::compatible(version))
-        .map(|version| format!("{} {version}", lingxi_plugin_wit::PACKAGE))
+/// `lingxi:plugin 0.2.0`, when it is not of the line this host links, and
+/// why: another line, or no version at all.
+pub(crate) fn unlinked_version(imports: &[&str]) -> Option<(String, &'static str)> {
+    let unversioned = |name: &&str| {
+        name.strip_prefix(lingxi_plugin_wit::PACKAGE)
+            .is_some_and(|rest| rest.starts_with('/') && !rest.contains('@'))
+    };
+    if imports.iter().any(unversioned) {
+        let found = format!("{} without a version", lingxi_plugin_wit::PACKAGE);
+        return Some((
+            found,
+            "which no host links (a WIT package line names its version)",
+        ));
+    }
+    let found = named_version(imports, |v| !lingxi_plugin_wit::compatible(v))?;
+    Some((found, "a version line this host does not link"))
 }
 
 /// The later version of this host's line of lingxi:plugin that one of
 /// `imports` names, as `lingxi:plugin 0.1.9` (the component may use what
 /// this host's version lacks).
 pub(crate) fn later_version(imports: &[&str]) -> Option<String> {
+    named_version(imports, lingxi_plugin_wit::later)
+}
+
+/// The first version of lingxi:plugin among `imports` that `which` picks,
+/// in words.
+fn named_version(imports: &[&str], which: fn(&str) -> bool) -> Option<String> {
     (imports.iter())
         .filter_map(|name| lingxi_plugin_wit::version_of(name))
-        .find(|version| lingxi_plugin_wit::later(version))
+        .find(|version| which(version))
         .map(|version| format!("{} {version}", lingxi_plugin_wit::PACKAGE))
 }
 

@@ -129,10 +129,8 @@ fn wasi_0_2_and_outgoing_http_only() {
 #[test]
 fn versions_of_another_line_or_later_are_named() {
     let names = ["wasi:cli/stdout@0.2.6", "lingxi:plugin/types@0.2.0"];
-    assert_eq!(
-        unlinked_version(&names).as_deref(),
-        Some("lingxi:plugin 0.2.0")
-    );
+    let found = unlinked_version(&names).map(|(found, _)| found);
+    assert_eq!(found.as_deref(), Some("lingxi:plugin 0.2.0"));
     let names = ["lingxi:plugin/types@0.1.0", "lingxi:plugin/host-info@0.1.9"];
     assert_eq!(unlinked_version(&names), None);
     assert_eq!(
@@ -140,4 +138,6 @@ fn versions_of_another_line_or_later_are_named() {
         Some("lingxi:plugin 0.1.9")
     );
     assert_eq!(later_version(&["lingxi:plugin/logging@0.1.1"]), None);
+    let found = unlinked_version(&["lingxi:plugin/types"]).map(|(found, _)| found);
+    assert_eq!(found.as_deref(), Some("lingxi:plugin without a version"));
 }
