@@ -14,6 +14,7 @@ pub fn close(a: f64, b: f64) -> bool {
         || (a - b).abs() <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
 }
 
+#[cfg_attr(not(feature = "engine"), allow(dead_code))]
 /// Whether `a` and `b` are the same JSON, numbers compared with [`close`].
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -37,6 +38,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+#[cfg_attr(not(feature = "engine"), allow(dead_code))]
 /// A JSON line parsed back: it must be one object on one line.
 pub fn parse_line(line: &str) -> Option<serde_json::Map<String, Value>> {
     if line.contains(['\n', '\r']) {

@@ -1,4 +1,4 @@
-//! Target `net`: `allow-net` rules (`host/src/policy/net.rs`), one a
+//! Target `net`: `allow-net` rules (`policy/src/net.rs`), one a
 //! line, and the guard they make judging the host names a guest asks for
 //! (every line, and its host part, as a name lookup and an HTTP request).
 //!
@@ -15,7 +15,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use lingxi_wasm_host::policy::net::{NetGuard, NetRule};
+use lingxi_wasm_policy::net::{NetGuard, NetRule};
 
 use crate::{Violation, ensure};
 

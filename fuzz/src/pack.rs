@@ -1,5 +1,5 @@
 //! Target `pack`: a packed executable's bytes through the reader of
-//! `host/src/pack/mod.rs` (`parse_bytes`: what `read` checks, on bytes).
+//! `pack/src/lib.rs` (`parse_bytes`: what `read` checks, on bytes).
 //! The first byte picks how the rest is used ([`pack_file`]):
 //! - `mode & 1 == 0`: the rest is the whole file, as found on disk;
 //! - otherwise two bytes (u16 LE) give a launcher length `n` and the rest
@@ -24,9 +24,9 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use lingxi_wasm_host::pack::{self, PackHeader};
-use lingxi_wasm_host::policy::file::parse_capabilities;
-use lingxi_wasm_host::policy::net::NetRule;
+use lingxi_wasm_pack::{self as pack, PackHeader};
+use lingxi_wasm_policy::file::parse_capabilities;
+use lingxi_wasm_policy::net::NetRule;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

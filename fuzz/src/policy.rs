@@ -1,7 +1,7 @@
 //! Target `policy`: the text of a `--policy` file through
 //! `PolicySpec::from_toml` (what `from_file` runs on the file's text), then
 //! `resolve`, as the launcher does before a start or a pack
-//! (`host/src/policy/file.rs`). Directories are only canonicalized: the
+//! (`policy/src/file.rs`). Directories are only canonicalized: the
 //! target never writes anything.
 //!
 //! Invariants: no panic (nor stack overflow, whatever the nesting); a parse
@@ -17,9 +17,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lingxi_wasm_host::policy::file::parse_capabilities;
-use lingxi_wasm_host::policy::net::NetRule;
-use lingxi_wasm_host::{PolicyError, PolicySpec};
+use lingxi_wasm_policy::file::parse_capabilities;
+use lingxi_wasm_policy::net::NetRule;
+use lingxi_wasm_policy::{PolicyError, PolicySpec};
 
 use crate::json::close;
 use crate::{Violation, ensure};

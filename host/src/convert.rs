@@ -3,30 +3,48 @@
 //! definition, shared with the SDK's native mode).
 
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::policy::Capability;
 
-impl wit::Capability {
-    /// Every capability, in wire order.
-    pub const ALL: [wit::Capability; 4] = [
-        wit::Capability::ProjectRead,
-        wit::Capability::ProjectWrite,
-        wit::Capability::ProcessExecution,
-        wit::Capability::NetworkAccess,
-    ];
-
-    /// The wire name, e.g. `projectRead`.
-    pub fn wire_name(self) -> &'static str {
-        match self {
-            wit::Capability::ProjectRead => "projectRead",
-            wit::Capability::ProjectWrite => "projectWrite",
-            wit::Capability::ProcessExecution => "processExecution",
-            wit::Capability::NetworkAccess => "networkAccess",
+/// The policy's capability for the WIT world's: the same four, by the same
+/// wire names (the policy crate declares them; this is the edge where the
+/// engine's generated type meets it).
+impl From<wit::Capability> for Capability {
+    fn from(c: wit::Capability) -> Self {
+        match c {
+            wit::Capability::ProjectRead => Capability::ProjectRead,
+            wit::Capability::ProjectWrite => Capability::ProjectWrite,
+            wit::Capability::ProcessExecution => Capability::ProcessExecution,
+            wit::Capability::NetworkAccess => Capability::NetworkAccess,
         }
     }
+}
 
-    /// Parses a wire name.
-    pub fn from_wire(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|c| c.wire_name() == name)
+impl From<Capability> for wit::Capability {
+    fn from(c: Capability) -> Self {
+        match c {
+            Capability::ProjectRead => wit::Capability::ProjectRead,
+            Capability::ProjectWrite => wit::Capability::ProjectWrite,
+            Capability::ProcessExecution => wit::Capability::ProcessExecution,
+            Capability::NetworkAccess => wit::Capability::NetworkAccess,
+        }
     }
+}
+
+impl wit::Capability {
+    /// The wire name, e.g. `projectRead` ([`Capability::wire_name`]).
+    pub fn wire_name(self) -> &'static str {
+        Capability::from(self).wire_name()
+    }
+
+    /// Parses a wire name ([`Capability::from_wire`]).
+    pub fn from_wire(name: &str) -> Option<Self> {
+        Capability::from_wire(name).map(Into::into)
+    }
+}
+
+/// A manifest's capabilities as the policy takes them.
+pub fn capabilities(declared: &[wit::Capability]) -> Vec<Capability> {
+    declared.iter().map(|c| Capability::from(*c)).collect()
 }
 
 impl wit::HookEvent {
@@ -66,8 +84,10 @@ mod tests {
 
     #[test]
     fn wire_names_round_trip() {
-        for c in wit::Capability::ALL {
-            assert_eq!(wit::Capability::from_wire(c.wire_name()), Some(c));
+        for c in Capability::ALL {
+            let wit = wit::Capability::from(c);
+            assert_eq!(Capability::from(wit), c);
+            assert_eq!(wit::Capability::from_wire(c.wire_name()), Some(wit));
         }
         for e in wit::HookEvent::ALL {
             assert_eq!(wit::HookEvent::from_wire(e.wire_name()), Some(e));

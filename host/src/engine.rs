@@ -14,9 +14,11 @@ use crate::bindings::lingxi::plugin::types as wit;
 use crate::cache::CompileCache;
 use crate::compiler::{self, engine_hash};
 use crate::config::RuntimeConfig;
+use crate::deadline::{Deadline, Expired};
 use crate::error::LoadError;
 use crate::limits::MAX_PLUGIN_FILE;
-use crate::limits::{Deadline, Expired, Limits, MemoryCap, OutputBudget};
+use crate::limits::{Limits, OutputBudget};
+use crate::memory::MemoryCap;
 use crate::observe::Origin;
 use crate::pack::Packed;
 use crate::state::HostState;
@@ -517,5 +519,10 @@ impl PluginComponent {
     /// What the plugin declares about itself.
     pub fn manifest(&self) -> &wit::Manifest {
         &self.manifest
+    }
+
+    /// The capabilities the manifest declares, as the policy takes them.
+    pub fn declared(&self) -> Vec<crate::policy::Capability> {
+        crate::convert::capabilities(&self.manifest.capabilities)
     }
 }

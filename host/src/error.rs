@@ -89,7 +89,7 @@ pub enum LoadError {
     /// The component does not fit the `lingxi:plugin` world.
     #[error(
         "{name} is not a LingXi plugin component ({reason}); plugins must export {}, e.g. by using lingxi-plugin-sdk's export_plugin!",
-        crate::shape::plugin_export()
+        lingxi_plugin_wit::plugin_export()
     )]
     World {
         /// Where the component came from.

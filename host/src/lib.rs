@@ -89,19 +89,17 @@ mod compiler;
 mod config;
 pub mod contract;
 pub mod convert;
+mod deadline;
 pub mod dispatch;
 pub mod effects;
 mod engine;
 mod error;
-pub mod limits;
 mod linker;
+mod memory;
 pub mod observe;
 mod options;
 pub mod owner;
-pub mod pack;
-pub mod places;
 mod plugin;
-pub mod policy;
 mod server;
 mod set;
 pub mod shape;
@@ -109,8 +107,16 @@ mod state;
 mod stdio;
 pub mod storage;
 mod tasks;
-mod text;
 mod ticker;
+
+/// Packed plugins: the file format, read and checked without the engine
+/// (the `lingxi-wasm-pack` crate).
+pub use lingxi_wasm_pack as pack;
+/// What a plugin may touch, decided without the engine (the
+/// `lingxi-wasm-policy` crate): capabilities, grants, the policy file,
+/// network and folder rules, receipts' data, every plain limit.
+pub use lingxi_wasm_policy as policy;
+use lingxi_wasm_policy::{limits, places, text};
 
 /// The WIT types of the `lingxi:plugin` world, as the host sees them.
 pub mod types {
@@ -129,14 +135,14 @@ pub use config::{InstanceShape, Pooling, RuntimeConfig};
 pub use effects::{Receipt, ReceiptSlot};
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};
-pub use limits::Limits;
-pub use limits::MAX_LINE_BYTES;
+pub use limits::{Limits, MAX_LINE_BYTES};
 pub use observe::GUEST_TARGET;
 pub use options::CallOptions;
 pub use plugin::PluginHost;
-pub use policy::file::{PolicyError, PolicySpec};
-pub use policy::wording::{PolicyFileWording, Setting, Wording, set_wording};
-pub use policy::{Grant, NetRule, Policy};
+pub use policy::{
+    Grant, NetRule, Policy, PolicyError, PolicyFileWording, PolicySpec, Setting, Wording,
+    set_wording,
+};
 pub use server::{RECEIPT_TARGET, ReceiptSink, Server};
 pub use set::{
     ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, NewGrants,

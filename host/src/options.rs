@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
+use crate::deadline::Deadline;
 use crate::effects::ReceiptSlot;
-use crate::limits::{Deadline, Limits};
+use crate::limits::Limits;
 
 /// How one call runs. `CallOptions::default()`:
 /// - the deadline is the plugin's own call timeout

@@ -7,22 +7,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{PluginComponent, Runtime};
 use crate::error::LoadError;
 pub use crate::linker::provided;
-
-/// The interface every LingXi plugin component exports, at a version of
-/// the line this host links (`lingxi:plugin/plugin@0.1.x`).
-pub const PLUGIN_INTERFACE: &str = "plugin";
-
-/// The interface a plugin that runs background tasks exports as well.
-pub const TASK_RUNNER_INTERFACE: &str = "task-runner";
-
-/// The plugin export in words: `lingxi:plugin/plugin@0.1.x`.
-pub fn plugin_export() -> String {
-    format!(
-        "{}/{PLUGIN_INTERFACE}@{}",
-        lingxi_plugin_wit::PACKAGE,
-        lingxi_plugin_wit::line()
-    )
-}
+use lingxi_plugin_wit::{PLUGIN_INTERFACE, TASK_RUNNER_INTERFACE};
 
 /// A compiled component's imports and exports, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::lingxi::plugin::{host_info, logging, types as wit};
 use crate::limits::MAX_LOG_MESSAGE;
-use crate::limits::{MemoryCap, OutputBudget, cap_text};
+use crate::limits::{OutputBudget, cap_text};
+use crate::memory::MemoryCap;
 use crate::observe::{LogSource, Origin};
 use crate::policy::NetGuard;
 
@@ -111,5 +112,41 @@ impl logging::Host for HostState {
             .spend(message.len() + self.origin.line_cost(source))?;
         self.origin.emit(source, &message);
         Ok(())
+    }
+}
+
+impl HostState {
+    /// A refused file access, reported as `linker/refusals.rs` decides.
+    pub(crate) fn refused_file(
+        &mut self,
+        what: &str,
+        path: &str,
+        write: bool,
+        directory: bool,
+        how: crate::policy::files::Refused,
+    ) {
+        let HostState {
+            files,
+            origin,
+            effects,
+            ..
+        } = self;
+        files.refused_file(origin, effects, what, path, write, directory, how);
+    }
+
+    /// One refusal reported: log line, the call's note, the receipt.
+    pub(crate) fn report_refusal(
+        &mut self,
+        what: &str,
+        path: &str,
+        refusal: crate::policy::files::FileRefusal,
+    ) {
+        let HostState {
+            files,
+            origin,
+            effects,
+            ..
+        } = self;
+        files.report(origin, effects, what, path, refusal);
     }
 }

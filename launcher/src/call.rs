@@ -121,7 +121,7 @@ pub fn call(
     host.set_validation(!spec.no_validate);
     let receipts = effects.map(|_| ReceiptSlot::new());
     host.keep_receipts(receipts.clone());
-    lingxi_wasm_launcher::serve::say_grants(&host.manifest().id, host.policy(), host.grant());
+    lingxi_wasm_launcher::words::say_grants(&host.manifest().id, host.policy(), host.grant());
     let mut server = Server::with_runtime(host, tokio);
     let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": lingxi_wasm_launcher::workspace::snapshot(&root)});
     let initialize = json!({"id": "init", "method": "plugin.initialize",

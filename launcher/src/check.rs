@@ -11,9 +11,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use lingxi_plugin_wit::plugin_export;
 use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity, ToolContract};
 use lingxi_wasm_host::protocol::dto::SnapshotDto;
-use lingxi_wasm_host::shape::{Shape, plugin_export};
+use lingxi_wasm_host::shape::Shape;
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
 use lingxi_wasm_host::{
     CompileCache, Limits, PluginHost, Runtime, convert, no_grant, pack, printable,

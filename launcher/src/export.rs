@@ -99,9 +99,12 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     let platform = export
         .target
         .unwrap_or(lingxi_wasm_launcher::identity::TARGET);
-    let file = lingxi_wasm_host::places::exe_name_for(&name, platform);
+    let file = lingxi_wasm_policy::places::exe_name_for(&name, platform);
     let (grant, _) = spec.resolve(|key| std::env::var(key).ok())?;
-    let granted = Policy::decide(&manifest.capabilities, &grant);
+    let granted = Policy::decide(
+        &lingxi_wasm_host::convert::capabilities(&manifest.capabilities),
+        &grant,
+    );
     let files = [
         (
             "plugin.json".to_owned(),
@@ -216,7 +219,7 @@ fn plugin_json(
     name: &str,
     manifest: &Manifest,
     declared: &[String],
-    effective: &[lingxi_wasm_host::types::Capability],
+    effective: &[lingxi_wasm_policy::Capability],
     spec: &PolicySpec,
 ) -> Value {
     let mut out = json!({

@@ -10,8 +10,8 @@ use anyhow::{Result, bail};
 use lingxi_wasm_host::Limits;
 use lingxi_wasm_host::pack;
 use lingxi_wasm_host::pack::PackHeader;
-use lingxi_wasm_host::policy::file::parse_capabilities;
 use lingxi_wasm_host::{PolicySpec, printable};
+use lingxi_wasm_policy::file::parse_capabilities;
 
 use crate::cli::GrantArgs;
 
@@ -90,7 +90,7 @@ pub fn no_silent_escalation(
     accept: bool,
     verb: &str,
 ) -> Result<()> {
-    use lingxi_wasm_host::policy::upgrade::{Increase, Reach, decreases, increases};
+    use lingxi_wasm_policy::upgrade::{Increase, Reach, decreases, increases};
     let before = match old {
         Some(old) => Reach::of_spec(&old.declared, &old.policy),
         None => Reach::nothing(),

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack::{self, PackError};
-use lingxi_wasm_host::{places, printable, storage};
+use lingxi_wasm_host::{printable, storage};
+use lingxi_wasm_policy::places;
 
 use crate::executable::write_executable;
 use crate::grants::{Grants, chosen, describe, grant_changes, list_or_none, no_silent_escalation};

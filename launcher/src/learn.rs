@@ -2,7 +2,7 @@
 //! the ceiling (the grant flags given; by default what the plugin
 //! declares, within the workspace), through the calls a user names or the
 //! requests of recorded sessions, and writes the narrowest policy file that
-//! covers what they used (`lingxi_wasm_host::policy::learn`). What the
+//! covers what they used (`lingxi_wasm_policy::learn`). What the
 //! plugin tried beyond the ceiling is reported, with the rule that would
 //! allow it, and never added.
 //!
@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::policy::learn::{Project, learn as learn_policy};
-use lingxi_wasm_host::policy::under_root;
 use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, pack, printable};
+use lingxi_wasm_policy::learn::{Project, learn as learn_policy};
+use lingxi_wasm_policy::under_root;
 use serde_json::{Value, json};
 
 /// One thing to run while learning.

@@ -134,7 +134,7 @@ pub fn pack_loaded(
             (loaded, code, engine)
         }
     };
-    let policy = lingxi_wasm_host::Policy::decide(&loaded.manifest().capabilities, &grant);
+    let policy = lingxi_wasm_host::Policy::decide(&loaded.declared(), &grant);
     for line in policy.report(&grant) {
         eprintln!("note: {} {line}", printable(&loaded.manifest().id));
     }
@@ -332,7 +332,7 @@ fn print_inspection(
         .block_on(host.initialize(request))
         .context("the plugin failed to initialize")?;
     let m = &handshake.manifest;
-    let names = |caps: &[lingxi_wasm_host::types::Capability]| {
+    let names = |caps: &[lingxi_wasm_policy::Capability]| {
         let names: Vec<_> = caps.iter().map(|c| c.wire_name()).collect();
         if names.is_empty() {
             "(none)".to_owned()
@@ -354,7 +354,10 @@ fn print_inspection(
     if let Some(author) = &m.author {
         out += &format!("author       {}\n", p(author));
     }
-    out += &format!("declares     {}\n", names(&m.capabilities));
+    out += &format!(
+        "declares     {}\n",
+        names(&lingxi_wasm_host::convert::capabilities(&m.capabilities))
+    );
     out += &format!("granted      {}\n", names(host.policy().effective()));
     for line in host.policy().report(host.grant()) {
         out += &format!("note         {line}\n");

@@ -58,21 +58,6 @@ pub fn one_line(error: &anyhow::Error) -> String {
     lingxi_wasm_host::printable_lines(&text).into_owned()
 }
 
-/// Says what a plugin is granted as it starts: grants that cannot take
-/// effect are warned of every time (something is wrong); what the user
-/// chose to withhold is said where grants are decided (`pack`, `install`,
-/// `inspect`) and only at debug here, since a refused access names the
-/// grant that would allow it.
-pub fn say_grants(id: &str, policy: &lingxi_wasm_host::Policy, grant: &lingxi_wasm_host::Grant) {
-    let id = printable(id);
-    for line in policy.problems(grant) {
-        tracing::warn!("[{id}] {line}");
-    }
-    for line in policy.choices() {
-        tracing::debug!("[{id}] {line}");
-    }
-}
-
 /// Logs to stderr at `info`, or as `LINGXI_WASM_LOG` says (an `EnvFilter`
 /// directive such as `debug` or `lingxi_wasm=trace`). Lines are written by a
 /// thread of their own: the thread that runs plugin calls and their
@@ -205,7 +190,7 @@ pub fn serve(
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!spec.no_validate);
     let id = host.manifest().id.clone();
-    crate::serve::say_grants(&id, host.policy(), host.grant());
+    crate::words::say_grants(&id, host.policy(), host.grant());
     let effective: Vec<_> = host
         .policy()
         .effective()

@@ -191,7 +191,7 @@ pub struct Trust {
 
 /// Where `--trusted-keys` points by default.
 pub fn default_keys_file() -> Option<PathBuf> {
-    lingxi_wasm_host::places::lingxi_home().map(|home| home.join("lingxi-wasm-trusted-keys"))
+    lingxi_wasm_policy::places::lingxi_home().map(|home| home.join("lingxi-wasm-trusted-keys"))
 }
 
 impl Trust {

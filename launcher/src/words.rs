@@ -4,7 +4,7 @@
 //! `--allow-net api.example.com:443` instead of the policy file's
 //! `allow-net = ["api.example.com:443"]`.
 
-use lingxi_wasm_host::{Setting, Wording, set_wording};
+use lingxi_wasm_host::{Setting, Wording, printable, set_wording};
 
 /// Flags: `--` and the setting's key (clap names each flag after the same
 /// field of `PolicySpec` that the policy file's key comes from).
@@ -42,6 +42,21 @@ fn shell_word(value: &str) -> String {
 /// (from `init_logging`); later calls change nothing.
 pub fn install() {
     set_wording(&Flags);
+}
+
+/// Says what a plugin is granted as it starts: grants that cannot take
+/// effect are warned of every time (something is wrong); what the user
+/// chose to withhold is said where grants are decided (`pack`, `install`,
+/// `inspect`) and only at debug here, since a refused access names the
+/// grant that would allow it.
+pub fn say_grants(id: &str, policy: &lingxi_wasm_host::Policy, grant: &lingxi_wasm_host::Grant) {
+    let id = printable(id);
+    for line in policy.problems(grant) {
+        tracing::warn!("[{id}] {line}");
+    }
+    for line in policy.choices() {
+        tracing::debug!("[{id}] {line}");
+    }
 }
 
 #[cfg(test)]

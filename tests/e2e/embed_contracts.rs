@@ -17,7 +17,7 @@ use crate::support::{guest, misfit, tokio};
 /// A workspace with `src/a.txt`, and the testbed granted projectRead on it.
 fn options(ws: &std::path::Path) -> PluginOptions {
     PluginOptions::grant(Grant {
-        capabilities: Some(vec![lingxi_wasm_host::types::Capability::ProjectRead]),
+        capabilities: Some(vec![lingxi_wasm_host::policy::Capability::ProjectRead]),
         workspace: Some(ws.to_path_buf()),
         ..no_grant()
     })

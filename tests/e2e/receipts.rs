@@ -5,12 +5,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lingxi_wasm_host::limits::MAX_RECEIPT_ENTRIES;
 use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
 use lingxi_wasm_host::{
     CallOptions, Grant, Limits, NetRule, PluginHost, PluginOptions, PluginSet, Receipt,
     ReceiptSlot, Runtime, Session,
 };
+use lingxi_wasm_policy::limits::MAX_RECEIPT_ENTRIES;
 
 use crate::support::{guest, pong_server, tokio};
 

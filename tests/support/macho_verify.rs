@@ -3,7 +3,7 @@
 //! tests only.
 //!
 //! It is written from Apple's `mach-o/loader.h` and `cs_blobs.h`, not from
-//! the signer in `host/src/pack/macho.rs`, and shares no code with it, so a
+//! the signer in `pack/src/macho.rs`, and shares no code with it, so a
 //! mistake in the signer shows here instead of being repeated. It decides
 //! whether a file passes: a SuperBlob with a SHA-256 ad hoc CodeDirectory
 //! whose page hashes match every byte up to the signature, inside a

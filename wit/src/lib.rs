@@ -92,6 +92,18 @@ pub fn compatible(version: &str) -> bool {
     }
 }
 
+/// The interface every LingXi plugin component exports.
+pub const PLUGIN_INTERFACE: &str = "plugin";
+
+/// The interface a plugin that runs background tasks exports as well.
+pub const TASK_RUNNER_INTERFACE: &str = "task-runner";
+
+/// The plugin export in words, at any version of the line a host of
+/// [`VERSION`] links: `lingxi:plugin/plugin@0.1.x`.
+pub fn plugin_export() -> String {
+    format!("{PACKAGE}/{PLUGIN_INTERFACE}@{}", line())
+}
+
 /// The versions of this package's line, in words: `0.1.x`.
 pub fn line() -> String {
     match VERSION.split('.').collect::<Vec<_>>().as_slice() {

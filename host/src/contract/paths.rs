@@ -15,7 +15,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
 use super::annotations::PathAccess;
-use crate::bindings::lingxi::plugin::types::Capability;
+use crate::policy::Capability;
 use crate::policy::{Access, Grant, Policy};
 
 /// The directories a plugin may be given paths in, as they are mounted.

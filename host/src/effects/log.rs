@@ -216,11 +216,7 @@ impl Effects {
             if log.receipt.http.len() < log.capacity {
                 index = Some(log.receipt.http.len());
                 let (method, authority) = (log.cut(method), log.cut(authority));
-                log.receipt.http.push(HttpRequest {
-                    method,
-                    authority,
-                    status: None,
-                });
+                log.receipt.http.push(HttpRequest::new(method, authority));
             } else {
                 log.receipt.totals.omitted += 1;
             }
@@ -246,10 +242,7 @@ impl Effects {
                 return;
             }
             if log.receipt.refused.len() < log.capacity {
-                log.receipt.refused.push(Refusal {
-                    what,
-                    allow: allow(),
-                });
+                log.receipt.refused.push(Refusal::new(what, allow()));
             } else {
                 log.receipt.totals.omitted += 1;
             }
@@ -280,10 +273,7 @@ impl Log {
         let index = match self.files.get(&path) {
             Some(index) => *index,
             None if self.receipt.files.len() < self.capacity => {
-                self.receipt.files.push(FileUse {
-                    path: path.clone(),
-                    ..FileUse::default()
-                });
+                self.receipt.files.push(FileUse::new(path.clone()));
                 self.files.insert(path, self.receipt.files.len() - 1);
                 self.receipt.files.len() - 1
             }
@@ -300,10 +290,7 @@ impl Log {
         let index = match self.lookups.get(&name) {
             Some(index) => *index,
             None if self.receipt.lookups.len() < self.capacity => {
-                self.receipt.lookups.push(Lookup {
-                    name: name.clone(),
-                    addresses: Vec::new(),
-                });
+                self.receipt.lookups.push(Lookup::new(name.clone()));
                 self.lookups.insert(name, self.receipt.lookups.len() - 1);
                 self.receipt.lookups.len() - 1
             }
@@ -320,13 +307,12 @@ impl Log {
         let index = match self.connections.get(&key) {
             Some(index) => *index,
             None if self.receipt.connections.len() < self.capacity => {
-                self.receipt.connections.push(Connection {
-                    protocol: protocol.to_owned(),
-                    name: self.names.get(&addr.ip().to_canonical()).cloned(),
-                    address: addr.ip().to_string(),
-                    port: addr.port(),
-                    ..Connection::default()
-                });
+                self.receipt.connections.push(Connection::new(
+                    protocol.to_owned(),
+                    self.names.get(&addr.ip().to_canonical()).cloned(),
+                    addr.ip().to_string(),
+                    addr.port(),
+                ));
                 self.connections
                     .insert(key, self.receipt.connections.len() - 1);
                 self.receipt.connections.len() - 1

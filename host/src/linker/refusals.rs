@@ -11,9 +11,10 @@
 //! logged. The plugin sees none of it: its error is the same whether the
 //! path exists on the host or not.
 
+use crate::effects::Effects;
 use crate::limits::{MAX_LOGGED_DENIALS, MAX_LOGGED_FILE_DENIALS_PER_CALL, MAX_LOGGED_PATH};
+use crate::observe::Origin;
 use crate::policy::files::{FileGrants, FileRefusal, Refused};
-use crate::state::HostState;
 use crate::text::printable;
 
 /// One instance's file refusals: what it was granted, and what it logged.
@@ -43,7 +44,7 @@ impl FileRefusals {
 
     /// Whether one more line may be logged; says once when the call's or
     /// the instance's lines run out.
-    fn may_log(&mut self, origin: &crate::observe::Origin) -> bool {
+    fn may_log(&mut self, origin: &Origin) -> bool {
         let say = |line: String| {
             tracing::warn!(plugin = %origin.plugin, session = %origin.session, "{line}");
         };
@@ -82,41 +83,50 @@ pub(crate) fn shown(text: &str, limit: usize) -> String {
     format!("{}{cut}", printable(&text[..end]))
 }
 
-impl HostState {
+impl FileRefusals {
     /// The sandbox refused `what` (`read`, `write`, `create`, `remove`,
     /// `rename`, `list`, `link`) of `path` (absolute, as the plugin named
     /// it, lexically normalized; `directory`: the access is to the folder
     /// itself), as `how` says. Does nothing for a refusal the grants allow
     /// that no mount made (the host's own file system said no).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn refused_file(
         &mut self,
+        origin: &Origin,
+        effects: &Effects,
         what: &str,
         path: &str,
         write: bool,
         directory: bool,
         how: Refused,
     ) {
-        if let Some(refusal) = self.files.grants.explain(path, write, directory, how) {
-            self.report_refusal(what, path, refusal);
+        if let Some(refusal) = self.grants.explain(path, write, directory, how) {
+            self.report(origin, effects, what, path, refusal);
         }
     }
 
     /// Reports one refusal: its log line (bounded), the running call's
     /// note, the receipt's entry.
-    pub(crate) fn report_refusal(&mut self, what: &str, path: &str, refusal: FileRefusal) {
+    pub(crate) fn report(
+        &mut self,
+        origin: &Origin,
+        effects: &Effects,
+        what: &str,
+        path: &str,
+        refusal: FileRefusal,
+    ) {
         let shown_path = shown(path, MAX_LOGGED_PATH);
         let why = shown(&refusal.why, 2 * MAX_LOGGED_PATH);
         let allow = shown(&refusal.allow, 2 * MAX_LOGGED_PATH);
-        if self.files.note.is_none() {
-            self.files.note = Some(format!("{what} {shown_path}: {why}; {allow}"));
+        if self.note.is_none() {
+            self.note = Some(format!("{what} {shown_path}: {why}; {allow}"));
         }
-        if self.files.may_log(&self.origin) {
+        if self.may_log(origin) {
             tracing::warn!(
-                plugin = %self.origin.plugin, session = %self.origin.session,
+                plugin = %origin.plugin, session = %origin.session,
                 "{what} {shown_path} denied: {why} ({allow})"
             );
         }
-        self.effects
-            .refused(|| format!("{what} {path}"), || refusal.allow.clone());
+        effects.refused(|| format!("{what} {path}"), || refusal.allow.clone());
     }
 }

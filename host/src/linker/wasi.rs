@@ -10,8 +10,8 @@ use std::sync::Arc;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::bindings::lingxi::plugin::types::Capability;
 use crate::effects::Effects;
+use crate::policy::Capability;
 use crate::policy::wording::Setting;
 use crate::policy::{Access, Grant, NetGuard, Policy};
 

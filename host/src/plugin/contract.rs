@@ -8,8 +8,8 @@ use super::PluginHost;
 use super::call::Call;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::contract::{Checked, ContractError, Contracts, Roots, ToolContract};
+use crate::deadline::{Deadline, Expired};
 use crate::error::CallError;
-use crate::limits::{Deadline, Expired};
 
 impl PluginHost {
     /// Whether tool arguments are validated against their tool's

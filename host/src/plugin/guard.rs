@@ -11,9 +11,10 @@ use std::time::Duration;
 use super::call::{Call, Reply};
 use super::recovery::classify;
 use super::{Live, PluginHost};
+use crate::deadline::Deadline;
 use crate::effects::{Metered, Receipt};
 use crate::error::CallError;
-use crate::limits::{Deadline, cap_text};
+use crate::limits::cap_text;
 use crate::observe::Ending;
 use crate::policy::Folders;
 

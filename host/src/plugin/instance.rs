@@ -6,15 +6,16 @@ use std::path::{Path, PathBuf};
 
 use wasmtime_wasi::WasiCtxBuilder;
 
-use crate::bindings::lingxi::plugin::types::Capability;
+use crate::policy::Capability;
 use crate::policy::files::FileGrants;
 use crate::policy::{Access, Grant};
 
 use super::call::Call;
 use super::{Live, PluginHost};
+use crate::deadline::{Deadline, Expired};
 use crate::effects::Effects;
 use crate::error::CallError;
-use crate::limits::{Deadline, Expired, OutputBudget};
+use crate::limits::OutputBudget;
 use crate::linker::{self, names::TRAP_PATH};
 use crate::observe::LogSource;
 use crate::stdio::GuestOutput;
@@ -79,7 +80,7 @@ impl PluginHost {
             Ok(result) => result.map_err(|e| {
                 // Its memory at start is already over the limit: the
                 // limit's own error, naming the setting to raise.
-                if let Some(memory) = e.downcast_ref::<crate::limits::MemoryLimit>() {
+                if let Some(memory) = e.downcast_ref::<crate::memory::MemoryLimit>() {
                     return CallError::Memory {
                         call: format!("{call} (starting the plugin)"),
                         limit_bytes: memory.limit,

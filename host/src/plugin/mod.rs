@@ -35,10 +35,11 @@ use wasmtime::Store;
 use crate::bindings::PluginBindings;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::contract::Contracts;
+use crate::deadline::Deadline;
 use crate::effects::ReceiptSlot;
 use crate::engine::PluginComponent;
 use crate::error::CallError;
-use crate::limits::{Deadline, Limits, OutputBudget};
+use crate::limits::{Limits, OutputBudget};
 use crate::observe::{Counters, LogSink, Origin, Stats};
 use crate::options::CallOptions;
 use crate::policy::{Grant, Policy};
@@ -116,7 +117,7 @@ impl PluginHost {
         counters: Arc<Counters>,
         tasks: Option<Arc<TaskBoard>>,
     ) -> Self {
-        let policy = Policy::decide(&component.manifest().capabilities, &grant);
+        let policy = Policy::decide(&component.declared(), &grant);
         let id = &component.manifest().id;
         let quota = limits.max_storage_bytes;
         let data = match (&grant.data_dir, &grant.data_root) {

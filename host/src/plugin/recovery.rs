@@ -9,7 +9,8 @@ use std::time::Instant;
 use wasmtime::Trap;
 
 use crate::error::CallError;
-use crate::limits::{Limits, MemoryLimit, OutputFlood};
+use crate::limits::{Limits, OutputFlood};
+use crate::memory::MemoryLimit;
 use crate::observe::Origin;
 
 /// The crash breaker of one plugin host: the recent traps, and why the

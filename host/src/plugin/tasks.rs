@@ -8,8 +8,9 @@ use tokio::sync::broadcast;
 
 use super::PluginHost;
 use super::call::{Call, Reply};
+use crate::deadline::Deadline;
 use crate::error::CallError;
-use crate::limits::{Deadline, TASK_STOP_WAIT};
+use crate::limits::TASK_STOP_WAIT;
 use crate::tasks::{TaskBoard, TaskError, TaskEvent, TaskHandle};
 
 impl PluginHost {

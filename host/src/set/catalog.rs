@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::Members;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::contract::Annotations;
+use crate::policy::Capability;
 
 /// One tool of the set.
 #[derive(Debug, Clone)]
@@ -15,7 +16,7 @@ pub struct CatalogTool {
     /// Name, description and input schema, as the plugin registered them.
     pub descriptor: wit::ToolDescriptor,
     /// What the owner may do (declared ∩ granted).
-    pub capabilities: Vec<wit::Capability>,
+    pub capabilities: Vec<Capability>,
     /// Its `x-lingxi-*` annotations: path parameters, own timeout,
     /// whether it requires approval, whether it is concurrency-safe.
     pub annotations: Annotations,
@@ -31,7 +32,7 @@ pub struct CatalogCommand {
     /// Name, aliases, description, category and argument hint.
     pub descriptor: wit::CommandDescriptor,
     /// What the owner may do (declared ∩ granted).
-    pub capabilities: Vec<wit::Capability>,
+    pub capabilities: Vec<Capability>,
 }
 
 /// Every tool and command of a set, in the order the plugins were added.
@@ -103,6 +104,6 @@ impl Catalog {
     }
 }
 
-fn wire_names(capabilities: &[wit::Capability]) -> Vec<&'static str> {
+fn wire_names(capabilities: &[Capability]) -> Vec<&'static str> {
     capabilities.iter().map(|c| c.wire_name()).collect()
 }

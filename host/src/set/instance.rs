@@ -9,8 +9,8 @@ use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
 
 use super::Member;
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::deadline::Deadline;
 use crate::error::CallError;
-use crate::limits::Deadline;
 use crate::observe::Origin;
 use crate::plugin::PluginHost;
 

@@ -45,10 +45,12 @@ impl PluginSet {
             });
         };
         let old = &self.members.list[index];
-        let old_caps = &old.component.manifest().capabilities;
-        let before = Reach::of_grant(old_caps, &old.grant, old.validate);
-        let new_caps = &component.manifest().capabilities;
-        let after = Reach::of_grant(new_caps, &options.grant, options.validate_arguments);
+        let before = Reach::of_grant(&old.component.declared(), &old.grant, old.validate);
+        let after = Reach::of_grant(
+            &component.declared(),
+            &options.grant,
+            options.validate_arguments,
+        );
         let more = increases(&before, &after);
         if !more.is_empty() && new_grants == NewGrants::Refuse {
             return Err(SetError::NewGrants {

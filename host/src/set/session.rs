@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::MutexGuard;
+use tokio::sync::{MutexGuard, broadcast};
 
 use super::Members;
 use super::approval::{ApprovalFuture, Approver, PreparedCall};
@@ -16,11 +16,12 @@ use super::instance::{
 };
 use super::tasks::Boards;
 use crate::bindings::lingxi::plugin::types as wit;
+use crate::deadline::Deadline;
 use crate::error::{CallError, SnapshotError};
-use crate::limits::Deadline;
 use crate::limits::MAX_SPARES;
 use crate::options::CallOptions;
 use crate::plugin::replaces;
+use crate::tasks::{TaskBoard, TaskError, TaskEvent, TaskHandle};
 use crate::text::shown_name;
 
 /// One session: an instance of every plugin of the set, each made when
@@ -348,5 +349,44 @@ impl Drop for Session {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(deactivate_all(slots));
         }
+    }
+}
+
+// Background tasks of the session (their boards: `tasks.rs`).
+
+impl Session {
+    /// Starts a background task of plugin `plugin`, of kind `kind` with
+    /// `input`, as the plugin's own `tasks.start` would: on an instance of
+    /// its own, with the plugin's grants, under its
+    /// [`Limits::task_timeout`](crate::Limits::task_timeout), seeing the
+    /// session's snapshot. Refused past the plugin's
+    /// [`Limits::max_tasks`](crate::Limits::max_tasks) or the session's cap
+    /// ([`PluginSet::with_session_tasks`](crate::PluginSet::with_session_tasks)).
+    pub fn start_task(
+        &self,
+        plugin: &str,
+        kind: &str,
+        input: &str,
+    ) -> Result<TaskHandle, TaskError> {
+        let board = self
+            .context
+            .boards
+            .by_id(plugin)
+            .ok_or_else(|| TaskError::NoSuchPlugin {
+                plugin: shown_name(plugin),
+            })?;
+        board.start(kind, input.to_owned(), self.context.snapshot())
+    }
+
+    /// A handle on plugin `plugin`'s task `id`, unless it is unknown or its
+    /// state expired.
+    pub fn task(&self, plugin: &str, id: &str) -> Option<TaskHandle> {
+        self.context.boards.by_id(plugin)?.handle(id)
+    }
+
+    /// Every start, progress report and end of the session's tasks (all its
+    /// plugins') from now on.
+    pub fn task_events(&self) -> broadcast::Receiver<TaskEvent> {
+        TaskBoard::subscribe_to(&self.context.boards.events)
     }
 }

@@ -1,22 +1,18 @@
 //! A session's background tasks: one board per plugin (shared by every
 //! instance of the plugin in the session), the session's cap over all of
-//! them, one event stream, and the embedding API on [`Session`].
+//! them, one event stream, and the embedding API on `Session` (in `session.rs`).
 
 use std::sync::Arc;
 
-use tokio::sync::broadcast;
-
-use super::session::Session;
 use super::{Member, Members};
 use crate::limits::TASK_STOP_WAIT;
 use crate::observe::Origin;
-use crate::tasks::{Events, Recipe, SessionTasks, TaskBoard, TaskError, TaskEvent, TaskHandle};
-use crate::text::shown_name;
+use crate::tasks::{Events, Recipe, SessionTasks, TaskBoard};
 
 /// The boards of one session, in the order of its plugins.
 pub(super) struct Boards {
     list: Box<[Arc<TaskBoard>]>,
-    events: Events,
+    pub(super) events: Events,
 }
 
 impl Boards {
@@ -51,7 +47,7 @@ impl Boards {
         self.by_id(member.id())
     }
 
-    fn by_id(&self, plugin: &str) -> Option<&Arc<TaskBoard>> {
+    pub(super) fn by_id(&self, plugin: &str) -> Option<&Arc<TaskBoard>> {
         self.list
             .iter()
             .find(|board| &*board.recipe.origin.plugin == plugin)
@@ -90,41 +86,4 @@ async fn futures_join_all<F: Future<Output = ()>>(all: impl Iterator<Item = F>) 
         }
     })
     .await;
-}
-
-impl Session {
-    /// Starts a background task of plugin `plugin`, of kind `kind` with
-    /// `input`, as the plugin's own `tasks.start` would: on an instance of
-    /// its own, with the plugin's grants, under its
-    /// [`Limits::task_timeout`](crate::Limits::task_timeout), seeing the
-    /// session's snapshot. Refused past the plugin's
-    /// [`Limits::max_tasks`](crate::Limits::max_tasks) or the session's cap
-    /// ([`PluginSet::with_session_tasks`](crate::PluginSet::with_session_tasks)).
-    pub fn start_task(
-        &self,
-        plugin: &str,
-        kind: &str,
-        input: &str,
-    ) -> Result<TaskHandle, TaskError> {
-        let board = self
-            .context
-            .boards
-            .by_id(plugin)
-            .ok_or_else(|| TaskError::NoSuchPlugin {
-                plugin: shown_name(plugin),
-            })?;
-        board.start(kind, input.to_owned(), self.context.snapshot())
-    }
-
-    /// A handle on plugin `plugin`'s task `id`, unless it is unknown or its
-    /// state expired.
-    pub fn task(&self, plugin: &str, id: &str) -> Option<TaskHandle> {
-        self.context.boards.by_id(plugin)?.handle(id)
-    }
-
-    /// Every start, progress report and end of the session's tasks (all its
-    /// plugins') from now on.
-    pub fn task_events(&self) -> broadcast::Receiver<TaskEvent> {
-        TaskBoard::subscribe_to(&self.context.boards.events)
-    }
 }

@@ -12,9 +12,9 @@ use super::approval::PreparedCall;
 use super::instance::{instance_in, locked, push_number};
 use super::{Member, Session};
 use crate::contract::{Checked, ContractError, Roots, ToolContract};
+use crate::deadline::Deadline;
 use crate::effects::ReceiptSlot;
 use crate::error::CallError;
-use crate::limits::Deadline;
 use crate::options::CallOptions;
 use crate::text::shown_name;
 

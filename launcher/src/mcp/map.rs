@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use lingxi_wasm_host::types::{Capability, CommandResult};
+use lingxi_wasm_host::policy::Capability;
+use lingxi_wasm_host::types::CommandResult;
 use lingxi_wasm_host::{CallError, Catalog, CatalogCommand, CatalogTool};
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptResult, JsonObject, Prompt, PromptArgument,

@@ -14,6 +14,7 @@ mod approval;
 mod handler;
 mod http;
 mod map;
+mod places;
 mod roots;
 mod tasks;
 
@@ -122,8 +123,11 @@ async fn shared(
     let options = |manifest: &lingxi_wasm_host::types::Manifest, data_dir| {
         let mut grant = grant.clone();
         grant.data_dir = data_dir;
-        let policy = Policy::decide(&manifest.capabilities, &grant);
-        crate::serve::say_grants(&manifest.id, &policy, &grant);
+        let policy = Policy::decide(
+            &lingxi_wasm_host::convert::capabilities(&manifest.capabilities),
+            &grant,
+        );
+        crate::words::say_grants(&manifest.id, &policy, &grant);
         PluginOptions {
             grant,
             limits: Some(limits.clone()),

@@ -119,7 +119,7 @@ pub(super) fn too_broad(dir: &Path, what: &str) -> bool {
     broad
 }
 
-pub use lingxi_wasm_host::places::shared_place;
+pub use lingxi_wasm_policy::places::shared_place;
 
 /// The folder a root URI names, if it is a `file://` URI of an existing
 /// directory (resolved: links followed).

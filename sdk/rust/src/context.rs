@@ -2,38 +2,10 @@
 //! commands and hooks with, the per-call contexts, and the logger.
 
 use crate::info::InfoHub;
+use crate::logger::Logger;
 use crate::storage::Storage;
-use crate::sys::{self as logging, Level};
 use crate::tasks::{Task, Tasks};
 use crate::types::{CommandResult, HookEvent, HookPayload, PluginResult};
-
-/// Writes log lines to the host's stderr, prefixed with the plugin id
-/// (Swift: `PluginLogger`). Never reaches the protocol channel.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Logger {
-    _private: (),
-}
-
-impl Logger {
-    pub(crate) fn new() -> Self {
-        Logger { _private: () }
-    }
-
-    /// Logs normal operation.
-    pub fn info(&self, message: impl AsRef<str>) {
-        logging::log(Level::Info, message.as_ref());
-    }
-
-    /// Logs something unexpected that the plugin recovered from.
-    pub fn warn(&self, message: impl AsRef<str>) {
-        logging::log(Level::Warn, message.as_ref());
-    }
-
-    /// Logs a failure.
-    pub fn error(&self, message: impl AsRef<str>) {
-        logging::log(Level::Error, message.as_ref());
-    }
-}
 
 /// The JSON Schema used when a tool does not give one.
 pub const DEFAULT_INPUT_SCHEMA: &str = r#"{"type": "object", "properties": {}}"#;

@@ -46,6 +46,7 @@ extern crate self as lingxi_plugin_sdk;
 mod bindings;
 mod context;
 mod info;
+mod logger;
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
 mod runtime;
@@ -56,12 +57,13 @@ pub mod tasks;
 mod types;
 
 pub use context::{
-    Command, CommandContext, DEFAULT_INPUT_SCHEMA, Logger, PluginContext, Tool, ToolContext,
+    Command, CommandContext, DEFAULT_INPUT_SCHEMA, PluginContext, Tool, ToolContext,
 };
 pub use info::{
     ContextStateInfo, InfoHub, InfoUnavailable, PeCoreInfo, PerformanceInfo, RuntimeSnapshot,
     Timestamp, TurnSummary, WorkspaceInfo, iso8601,
 };
+pub use logger::Logger;
 pub use runtime::SUPPORTED_IPC_VERSIONS;
 pub use schema::{InputSchema, Property};
 pub use storage::{MAX_KEY_BYTES, Storage, StorageError};

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::bindings::lingxi::plugin::types as wit;
-use crate::context::{CommandContext, HookHandler, Logger, PluginContext, ToolContext};
+use crate::context::{CommandContext, HookHandler, PluginContext, ToolContext};
 use crate::info::InfoHub;
+use crate::logger::Logger;
 use crate::storage::Storage;
 use crate::tasks::{Task, TaskContext, Tasks};
 use crate::types::{CommandResult, HookEvent, HookPayload, Manifest};

@@ -12,8 +12,8 @@
 use std::rc::Rc;
 
 pub use crate::bindings::lingxi::plugin::tasks::{Progress as TaskProgress, TaskState};
-use crate::context::Logger;
 use crate::info::InfoHub;
+use crate::logger::Logger;
 use crate::storage::Storage;
 use crate::sys;
 use crate::types::{PluginError, PluginResult};

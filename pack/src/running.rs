@@ -56,7 +56,7 @@ mod macos {
     use sha2::{Digest, Sha256};
 
     use super::Relied;
-    use crate::pack::macho;
+    use crate::macho;
 
     /// `CS_OPS_CDHASH`: the running code's CodeDirectory hash (20 bytes).
     const CS_OPS_CDHASH: u32 = 5;

@@ -1,27 +1,13 @@
-//! The capability policy: the one place that decides what a plugin may touch.
-//!
-//! A capability is effective only if the plugin declares it in its manifest
-//! AND the user grants it. Everything else is denied: no environment, no
-//! arguments, no host stdin, no network, no filesystem. Effective capabilities
-//! become WASI grants in `linker/wasi.rs`; the network allow-list is in
-//! [`net`], the policy file in [`mod@file`].
-
-pub mod file;
-pub(crate) mod files;
-mod folders;
-pub mod learn;
-pub mod net;
-pub mod under_root;
-pub mod upgrade;
-pub mod wording;
+//! What the user allows ([`Grant`]) and what a plugin gets of what it
+//! declares ([`Policy`]: declared ∩ granted), with the lines a front end
+//! says where the two differ.
 
 use std::path::PathBuf;
 
-pub(crate) use self::net::NetGuard;
-pub use self::net::{NetRule, NetRuleError};
-pub use self::under_root::{Folders, RootFolderError, UnderRoot};
-use self::wording::{Setting, worded};
-use crate::bindings::lingxi::plugin::types::Capability;
+use crate::Capability;
+use crate::net::{self, NetRule};
+use crate::under_root::UnderRoot;
+use crate::wording::{Setting, worded};
 
 /// What the user allows, before it meets the manifest.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -151,7 +137,7 @@ impl Policy {
 
     /// One line per difference between what the plugin declares and what it
     /// gets, each naming the setting that would change it (in the process's
-    /// [`wording`]). Empty when they agree.
+    /// [`wording`](crate::wording)). Empty when they agree.
     pub fn differences(&self) -> Vec<String> {
         let mut lines = self.choices();
         lines.extend(self.undeclared());

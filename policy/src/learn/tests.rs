@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::effects::{Connection, FileUse, Lookup, Totals};
+use crate::receipt::{Connection, FileUse, Lookup, Totals};
 
 fn file(path: &str, set: impl FnOnce(&mut FileUse)) -> FileUse {
     let mut use_ = FileUse {

@@ -30,9 +30,9 @@ pub struct Limits {
     pub max_output_bytes: usize,
     /// A plugin that traps (or reaches its own deadline) this many times
     /// within [`Limits::trap_window`] is disabled for the life of its
-    /// [`PluginHost`](crate::PluginHost): in the launcher until it restarts,
+    /// `PluginHost`: in the launcher until it restarts,
     /// in a set for that session (until
-    /// [`Session::deactivate`](crate::Session::deactivate) or a new session).
+    /// `Session::deactivate` or a new session).
     pub max_traps: usize,
     /// The window in which traps are counted.
     pub trap_window: Duration,
@@ -75,170 +75,9 @@ impl Default for Limits {
     }
 }
 
-/// When one request must be answered by. It is set when the request
-/// arrives and shared by every step of it (a fresh instance, the replayed
-/// `initialize`, the call itself), so a request never takes longer than
-/// [`Limits::call_timeout`] however many steps it needs.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline {
-    at: Option<tokio::time::Instant>,
-    budget: Duration,
-    /// When the request arrived, until the first step claims it as its
-    /// start (one clock read fewer on the way of every call).
-    unclaimed_start: Option<std::time::Instant>,
-}
-
-/// A [`Deadline`] passed.
-#[derive(Debug, Clone, Copy)]
-pub struct Expired;
-
-impl Deadline {
-    /// `timeout` from now; one too far to represent is no deadline at all.
-    pub fn after(timeout: Duration) -> Self {
-        let now = tokio::time::Instant::now();
-        Deadline {
-            at: now.checked_add(timeout),
-            budget: timeout,
-            unclaimed_start: Some(now.into_std()),
-        }
-    }
-
-    /// When a step of the request starts: the request's arrival for the
-    /// first step that asks, now for later ones.
-    pub fn step_start(&mut self) -> std::time::Instant {
-        self.unclaimed_start
-            .take()
-            .unwrap_or_else(std::time::Instant::now)
-    }
-
-    /// The deadline `limit` from now, if that is sooner than this one (a
-    /// tool's own timeout, counted from when the tool starts); `None` if
-    /// this one comes first (a deadline never moves later).
-    pub fn within(self, limit: Duration) -> Option<Self> {
-        let sooner = tokio::time::Instant::now().checked_add(limit)?;
-        self.at.is_none_or(|at| sooner < at).then_some(Deadline {
-            at: Some(sooner),
-            budget: limit,
-            ..self
-        })
-    }
-
-    /// The timeout it was made with (for messages).
-    pub fn budget(&self) -> Duration {
-        self.budget
-    }
-
-    /// Runs `step` until it finishes or the deadline passes (`step` is then
-    /// dropped where it stands). The timer is armed only once `step` has to
-    /// wait: a step that finishes in its first poll (most calls) costs no
-    /// timer at all, and one that spins or blocks is stopped all the same.
-    pub async fn run<F: Future>(self, step: F) -> Result<F::Output, Expired> {
-        let Some(at) = self.at else {
-            return Ok(step.await);
-        };
-        let mut step = std::pin::pin!(step);
-        let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
-        std::future::poll_fn(|cx| {
-            if let std::task::Poll::Ready(done) = step.as_mut().poll(cx) {
-                return std::task::Poll::Ready(Ok(done));
-            }
-            let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
-            timer.as_mut().poll(cx).map(|()| Err(Expired))
-        })
-        .await
-    }
-}
-
-/// The memory cap of one instance, enforced by the store's limiter over
-/// everything the guest can grow: all its linear memories together (a
-/// component may have several) and its tables (charged [`TABLE_ELEMENT_BYTES`]
-/// per element). Growing past it traps with [`MemoryLimit`], a typed error
-/// the host classifies (never by matching message text).
-pub(crate) struct MemoryCap {
-    limit: usize,
-    /// Bytes of memories and tables granted so far (they never shrink).
-    used: usize,
-}
-
 /// What one table element costs against the memory cap: a pointer-sized
 /// reference plus wasmtime's bookkeeping, rounded up.
 pub const TABLE_ELEMENT_BYTES: usize = 16;
-
-/// Most memories, tables and instances one store may hold: far above what
-/// a plugin built with the SDK uses (one memory), far below wasmtime's
-/// default of 10 000.
-const MAX_STORE_ITEMS: usize = 100;
-
-/// A plugin tried to grow its memory past [`Limits::max_memory_bytes`].
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the plugin tried to grow its memory and tables to {desired} bytes in all, past the limit of {limit}"
-)]
-pub struct MemoryLimit {
-    /// The total size asked for.
-    pub desired: usize,
-    /// The limit in force.
-    pub limit: usize,
-}
-
-impl MemoryCap {
-    /// A cap of `limit` bytes of memories and tables together.
-    pub(crate) fn new(limit: usize) -> Self {
-        MemoryCap { limit, used: 0 }
-    }
-
-    /// Bytes of memories and tables granted so far.
-    pub(crate) fn used(&self) -> usize {
-        self.used
-    }
-
-    /// Charges growing from `current` to `desired` units of `unit` bytes.
-    fn grow(&mut self, current: usize, desired: usize, unit: usize) -> wasmtime::Result<bool> {
-        let more = desired.saturating_sub(current).saturating_mul(unit);
-        let total = self.used.saturating_add(more);
-        if total > self.limit {
-            return Err(MemoryLimit {
-                desired: total,
-                limit: self.limit,
-            }
-            .into());
-        }
-        self.used = total;
-        Ok(true)
-    }
-}
-
-impl wasmtime::ResourceLimiter for MemoryCap {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        self.grow(current, desired, 1)
-    }
-
-    fn table_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        self.grow(current, desired, TABLE_ELEMENT_BYTES)
-    }
-
-    fn instances(&self) -> usize {
-        MAX_STORE_ITEMS
-    }
-
-    fn tables(&self) -> usize {
-        MAX_STORE_ITEMS
-    }
-
-    fn memories(&self) -> usize {
-        MAX_STORE_ITEMS
-    }
-}
 
 /// Cuts a plugin's text (an error message) to at most `max` bytes on a
 /// character boundary, saying how much was cut: error texts are held to the
@@ -307,11 +146,16 @@ impl OutputBudget {
     }
 }
 
+/// Most memories, tables and instances one store may hold: far above what
+/// a plugin built with the SDK uses (one memory), far below wasmtime's
+/// default of 10 000.
+pub const MAX_STORE_ITEMS: usize = 100;
+
 // Background tasks (see `tasks/`).
 
 /// Most background tasks running at once in one session of a set, over all
 /// its plugins, unless the set says otherwise
-/// ([`PluginSet::with_session_tasks`](crate::PluginSet::with_session_tasks)).
+/// (the host's `PluginSet::with_session_tasks`).
 pub const SESSION_TASKS: usize = 8;
 
 /// Longest progress message kept, in bytes; the rest is cut off.

@@ -27,6 +27,8 @@
 //! other reader ([`read`]: `inspect`, `install`, `list`) uses the header and
 //! the portable component, which the sandbox compiles itself.
 
+#![warn(missing_docs)]
+
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -34,8 +36,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::policy::file::PolicySpec;
-use crate::protocol::dto::ManifestDto;
+use lingxi_protocol::dto::ManifestDto;
+use lingxi_wasm_policy::PolicySpec;
 
 /// Marks the end of a packed executable.
 pub const MAGIC: &[u8; 16] = b"LINGXI-WASM-PK01";
@@ -176,7 +178,7 @@ impl Packed {
 
     /// The precompiled component for [`PackHeader::engine`]. Native code:
     /// only the running executable's own may ever be loaded (see
-    /// [`crate::Runtime::load_own_packed`]).
+    /// the host's `Runtime::load_own_packed`).
     pub fn precompiled(&self) -> &[u8] {
         &self.bytes.as_slice()[self.precompiled.clone()]
     }
@@ -188,7 +190,7 @@ impl Packed {
         not(all(target_os = "linux", target_arch = "x86_64")),
         allow(dead_code)
     )]
-    pub(crate) fn precompiled_in_file(&self) -> Option<(&File, u64)> {
+    pub fn precompiled_in_file(&self) -> Option<(&File, u64)> {
         let Bytes::OwnFile { file, .. } = &self.bytes else {
             return None;
         };
@@ -300,7 +302,7 @@ impl PackHeader {
             Some(list) => list.iter().any(|c| c == network),
         };
         if self.format < 4 && granted && self.policy.allow_net.is_empty() {
-            self.policy.allow_net = vec![crate::policy::net::ANY_DESTINATION.to_owned()];
+            self.policy.allow_net = vec![lingxi_wasm_policy::net::ANY_DESTINATION.to_owned()];
         }
     }
 }
@@ -636,3 +638,9 @@ mod running;
 
 #[cfg(test)]
 mod tests;
+
+/// The crate's README (what crates.io shows), its example compiled and run
+/// as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

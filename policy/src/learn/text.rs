@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::{Refusal, Rules};
-use crate::policy::file::PolicySpec;
+use crate::file::PolicySpec;
 use crate::text::printable;
 
 /// The rules of each key, with their reasons.

@@ -1,7 +1,7 @@
 //! No silent escalation: what a plugin could reach under one version and
 //! grant ([`Reach`]), and what a replacement could reach that the one in
 //! place could not ([`increases`]). `install` of an installed plugin id
-//! and [`PluginSet::replace`](crate::PluginSet::replace) refuse any
+//! and the host's `PluginSet::replace` refuse any
 //! increase unless it is accepted explicitly; a decrease or no change goes
 //! through.
 //!
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::file::{PolicySpec, parse_capabilities};
 use super::under_root;
 use super::{Grant, Policy};
-use crate::bindings::lingxi::plugin::types::Capability;
+use crate::Capability;
 
 /// A folder as a policy names it: fixed, or under the root the host
 /// sends (`{root}/out`; the host's root itself is `{root}`).

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::file::{PolicyError, PolicySpec};
 use super::under_root::{self, UnderRoot};
 use super::wording::Setting;
+use crate::error::PolicyError;
 
 /// The folder settings of one policy, checked.
 pub(super) struct Folders {
@@ -22,8 +22,13 @@ pub(super) struct Folders {
     pub(super) mounted_from: BTreeMap<PathBuf, PathBuf>,
 }
 
-/// Checks the folder settings of `spec`.
-pub(super) fn resolve(spec: &PolicySpec) -> Result<Folders, PolicyError> {
+/// Checks the folder settings of a policy: its `workspace`, `allow-read`
+/// and `allow-write`.
+pub(super) fn resolve(
+    workspace: &[PathBuf],
+    allow_read: &[PathBuf],
+    allow_write: &[PathBuf],
+) -> Result<Folders, PolicyError> {
     let mut in_root = UnderRoot::default();
     let mut mounted_from = BTreeMap::new();
     let mut folders = |setting, paths: &mut dyn Iterator<Item = &PathBuf>| {
@@ -49,9 +54,9 @@ pub(super) fn resolve(spec: &PolicySpec) -> Result<Folders, PolicyError> {
         }
         Ok::<_, PolicyError>(absolute)
     };
-    let workspace = folders(Setting::Workspace, &mut spec.workspace.iter())?;
-    let allow_read = folders(Setting::AllowRead, &mut spec.allow_read.iter())?;
-    let allow_write = folders(Setting::AllowWrite, &mut spec.allow_write.iter())?;
+    let workspace = folders(Setting::Workspace, &mut workspace.iter())?;
+    let allow_read = folders(Setting::AllowRead, &mut allow_read.iter())?;
+    let allow_write = folders(Setting::AllowWrite, &mut allow_write.iter())?;
     Ok(Folders {
         workspace: workspace.into_iter().next(),
         allow_read,

@@ -17,7 +17,7 @@ mod tests;
 mod text;
 
 use super::file::PolicySpec;
-use crate::effects::{Receipt, Refusal};
+use crate::receipt::{Receipt, Refusal};
 
 /// A learned policy.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 /// Like `String::from_utf8_lossy`, but an invalid sequence becomes one `?`
 /// and so does every control character ([`printable`]), so the text is
 /// never longer than the bytes it was charged for.
-pub(crate) fn lossy_no_longer(bytes: &[u8]) -> Cow<'_, str> {
+pub fn lossy_no_longer(bytes: &[u8]) -> Cow<'_, str> {
     if let Ok(text) = std::str::from_utf8(bytes) {
         return printable(text);
     }
@@ -56,7 +56,7 @@ fn shown_with<'a>(text: &'a str, kept: &[char]) -> Cow<'a, str> {
 /// Characters that change how text looks without showing: zero-width
 /// ones, bidirectional controls and line or paragraph separators (a name
 /// with one could pass for another, or a line hide what follows it).
-pub(crate) fn invisible(c: char) -> bool {
+pub fn invisible(c: char) -> bool {
     matches!(
         c,
         '\u{061C}'
@@ -73,7 +73,7 @@ pub(crate) fn invisible(c: char) -> bool {
 /// A name from a caller or a plugin (a tool, a command, a plugin id) as
 /// messages show it: [`printable`], and cut after 128 bytes so a huge name
 /// cannot make a huge error text or log line.
-pub(crate) fn shown_name(name: &str) -> String {
+pub fn shown_name(name: &str) -> String {
     const MAX: usize = 128;
     let text = printable(name);
     if text.len() <= MAX {

@@ -17,31 +17,33 @@ use crate::storage::DATA_GUEST_PATH;
 
 /// What one instance was given of the host's files, for wording refusals.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FileGrants {
+pub struct FileGrants {
     /// The workspace root (fixed or from the snapshot), mounted or not.
-    pub(crate) root: Option<PathBuf>,
+    pub root: Option<PathBuf>,
     /// How the workspace root and the `--allow-read` folders are mounted
     /// (`None`: the plugin may not use project files).
-    pub(crate) project: Option<Access>,
-    /// Whether the manifest declares `projectRead` / `projectWrite` (a
-    /// grant alone cannot give what is not declared).
-    pub(crate) declares_read: bool,
-    pub(crate) declares_write: bool,
-    /// `--allow-read` and `--allow-write` folders as granted.
-    pub(crate) allow_read: Vec<PathBuf>,
-    pub(crate) allow_write: Vec<PathBuf>,
+    pub project: Option<Access>,
+    /// Whether the manifest declares `projectRead` (a grant alone cannot
+    /// give what is not declared).
+    pub declares_read: bool,
+    /// Whether the manifest declares `projectWrite`.
+    pub declares_write: bool,
+    /// `--allow-read` folders as granted.
+    pub allow_read: Vec<PathBuf>,
+    /// `--allow-write` folders as granted.
+    pub allow_write: Vec<PathBuf>,
     /// Whether the data directory is mounted, and writable.
-    pub(crate) data: Option<bool>,
+    pub data: Option<bool>,
 }
 
 /// Why a file access was refused, and what would allow it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileRefusal {
+pub struct FileRefusal {
     /// Why, e.g. "outside the folders the plugin may read".
-    pub(crate) why: String,
+    pub why: String,
     /// What would allow it, e.g. "allow it with --allow-read /etc (with
     /// projectRead)", or why nothing would.
-    pub(crate) allow: String,
+    pub allow: String,
 }
 
 impl FileRefusal {
@@ -64,7 +66,7 @@ impl FileGrants {
     /// be read (or written), refused as `how` says. `None` when the grants
     /// allow it and the sandbox did not refuse it (the host's own file
     /// system did: a file's mode).
-    pub(crate) fn explain(
+    pub fn explain(
         &self,
         path: &str,
         write: bool,
@@ -194,7 +196,7 @@ impl FileGrants {
 
 /// The rule that mounts `folder` for reading (or writing), e.g.
 /// `--allow-read /etc (with projectRead)`.
-pub(crate) fn outside_rule(folder: &Path, write: bool) -> String {
+pub fn outside_rule(folder: &Path, write: bool) -> String {
     let (setting, capability) = if write {
         (Setting::AllowWrite, "projectWrite")
     } else {
@@ -205,7 +207,7 @@ pub(crate) fn outside_rule(folder: &Path, write: bool) -> String {
 
 /// The folder a mount must cover for `path`: itself when the access is to
 /// a folder (`directory`), else its parent, by its words.
-pub(crate) fn folder_of(path: &str, directory: bool) -> &Path {
+pub fn folder_of(path: &str, directory: bool) -> &Path {
     let path = Path::new(path);
     match directory {
         true => path,
@@ -215,7 +217,7 @@ pub(crate) fn folder_of(path: &str, directory: bool) -> &Path {
 
 /// How the sandbox came to refuse an access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
+pub enum Refused {
     /// The path reached no mount (the trap at `/` refused it).
     OutsideEveryMount,
     /// A mount refused it (`EPERM`): a write to a read-only one, or a path

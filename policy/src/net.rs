@@ -166,7 +166,7 @@ fn normalize_host(name: &str) -> String {
 
 /// What a denial says would allow `name` on `port`: the `allow-net` rule
 /// (IPv6 in brackets, as rules are written), or that no rule can.
-pub(crate) fn allow_hint(name: &str, port: &str) -> String {
+pub fn allow_hint(name: &str, port: &str) -> String {
     if name.len() > MAX_LOGGED_HOST {
         return format!(
             "a host name of {} bytes is not one any {} rule can allow",
@@ -195,7 +195,7 @@ pub(crate) fn allow_hint(name: &str, port: &str) -> String {
 pub const ANY_DESTINATION: &str = "*:*";
 
 /// "allow it with" the rule, in the process's words.
-pub(crate) fn allow(rule: String) -> String {
+pub fn allow(rule: String) -> String {
     format!("allow it with {}", worded(Setting::AllowNet, rule))
 }
 
@@ -251,7 +251,7 @@ impl NetGuard {
 
     /// The first denial since the last take: the running call's, when taken
     /// as a call starts and as it ends.
-    pub(crate) fn take_note(&self) -> Option<String> {
+    pub fn take_note(&self) -> Option<String> {
         self.note.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::{Project, Rules};
-use crate::effects::Receipt;
-use crate::policy::under_root;
+use crate::receipt::Receipt;
 use crate::storage::DATA_GUEST_PATH;
+use crate::under_root;
 
 /// A folder a call needed, and whether it wrote there.
 pub(super) struct Need {
