@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use sha2::{Digest, Sha256};
 
 use crate::owner::{self, Access, Owner};
-use crate::policy::wording::Setting;
+use crate::policy::settings::Setting;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 

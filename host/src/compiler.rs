@@ -84,19 +84,28 @@ pub(crate) fn may_load(engine: &Engine, packed_for: &str) -> bool {
     }
 }
 
+/// Why a runtime-only build cannot compile, and what to use instead.
 #[cfg(not(feature = "compiler"))]
-const NONE: &str = "this build of lingxi-wasm has no compiler (runtime-only): it runs the precompiled code a packed plugin carries, and cannot compile a component; use lingxi-wasm-run";
+fn none() -> String {
+    let instead = match crate::policy::wording::wording().program() {
+        Some(program) => program,
+        None => "a build with the `compiler` feature".to_owned(),
+    };
+    format!(
+        "this build of lingxi-wasm has no compiler (runtime-only): it runs the precompiled code a packed plugin carries, and cannot compile a component; use {instead}"
+    )
+}
 
 /// Compiles a component: not in a runtime-only build.
 #[cfg(not(feature = "compiler"))]
 pub(crate) fn compile(_engine: &Engine, _bytes: &[u8]) -> wasmtime::Result<Component> {
-    Err(wasmtime::Error::msg(NONE))
+    Err(wasmtime::Error::msg(none()))
 }
 
 /// Precompiles a component: not in a runtime-only build.
 #[cfg(not(feature = "compiler"))]
 pub(crate) fn precompile(_engine: &Engine, _bytes: &[u8]) -> wasmtime::Result<Vec<u8>> {
-    Err(wasmtime::Error::msg(NONE))
+    Err(wasmtime::Error::msg(none()))
 }
 
 /// A runtime-only build has no compatibility hash.

@@ -100,6 +100,8 @@ impl Methods for PluginHost {
 pub struct Dispatcher {
     last_dialect: Dialect,
     plugin: Option<String>,
+    /// The id of the latest response, if the latest line had one.
+    answered: Option<String>,
 }
 
 type Outcome = Result<Option<Value>, String>;
@@ -111,6 +113,7 @@ impl Dispatcher {
         Dispatcher {
             last_dialect: Dialect::Core,
             plugin,
+            answered: None,
         }
     }
 
@@ -127,8 +130,16 @@ impl Dispatcher {
         }
     }
 
+    /// The id of the latest response (of [`Dispatcher::answer_bytes`],
+    /// [`Dispatcher::answer_line`] or [`Dispatcher::too_long`]); `None`
+    /// if that line got no response.
+    pub fn answered_id(&self) -> Option<&str> {
+        self.answered.as_deref()
+    }
+
     /// The response to one line of text.
     pub async fn answer_line(&mut self, to: &mut impl Methods, line: &str) -> Option<String> {
+        self.answered = None;
         let request = match wire::decode_request(line) {
             Ok(Some(request)) => request,
             Ok(None) => return None,
@@ -139,6 +150,7 @@ impl Dispatcher {
             self.last_dialect = d;
         }
         let id = request.id.clone();
+        self.answered = Some(id.clone());
         let response = match dispatch(to, request).await {
             Ok(result) => wire::encode_success(&id, result.as_ref(), dialect),
             Err(message) => wire::encode_error(&id, &message, dialect),
@@ -161,7 +173,7 @@ impl Dispatcher {
 
     /// The response to a line longer than [`MAX_LINE_BYTES`], of which
     /// `prefix` was kept.
-    pub fn too_long(&self, prefix: &[u8]) -> Option<String> {
+    pub fn too_long(&mut self, prefix: &[u8]) -> Option<String> {
         let message = format!(
             "request line is longer than {MAX_LINE_BYTES} bytes and was skipped; send large data through the workspace instead"
         );
@@ -174,8 +186,9 @@ impl Dispatcher {
         self.undecodable(id, message)
     }
 
-    fn undecodable(&self, id: Option<String>, message: String) -> Option<String> {
+    fn undecodable(&mut self, id: Option<String>, message: String) -> Option<String> {
         tracing::warn!("skipping an undecodable request line: {message}");
+        self.answered = id.clone();
         id.map(|id| wire::encode_error(&id, &message, self.last_dialect))
     }
 }

@@ -104,7 +104,7 @@ impl Runtime {
         if let Some(what) = not_a_component(bytes) {
             return Err(LoadError::NotAComponent {
                 name: name.to_owned(),
-                what,
+                what: what.into_owned(),
             });
         }
         let compiled = match &self.cache {
@@ -151,7 +151,7 @@ impl Runtime {
         if let Some(what) = not_a_component(bytes) {
             return Err(LoadError::NotAComponent {
                 name: name.to_owned(),
-                what,
+                what: what.into_owned(),
             });
         }
         let precompiled = self.precompile(bytes, name)?;
@@ -455,7 +455,21 @@ pub(crate) fn regular_file(path: &Path) -> Result<(), LoadError> {
 
 /// What `bytes` are if they are plainly not a component, from their first
 /// bytes; `None` when they start like one (the engine says the rest).
-fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
+fn not_a_component(bytes: &[u8]) -> Option<std::borrow::Cow<'static, str>> {
+    if !bytes.starts_with(b"\0asm") && crate::pack::has_trailer(bytes) {
+        return Some(match crate::policy::wording::wording().program() {
+            Some(program) => {
+                format!("a packed plugin (run it directly, or `{program} inspect` / `call` it)")
+                    .into()
+            }
+            None => "a packed plugin (run it directly)".into(),
+        });
+    }
+    plain_kind(bytes).map(std::borrow::Cow::Borrowed)
+}
+
+/// What `bytes` are, from their first bytes, if not a component.
+fn plain_kind(bytes: &[u8]) -> Option<&'static str> {
     const COMPONENT: [u8; 8] = *b"\0asm\x0d\0\x01\0";
     match bytes {
         [] => Some("an empty file"),
@@ -465,9 +479,6 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
         }
         _ if bytes.starts_with(b"\0asm") => {
             Some("WebAssembly of a version this engine does not read")
-        }
-        _ if crate::pack::has_trailer(bytes) => {
-            Some("a packed plugin (run it directly, or `lingxi-wasm-run inspect` / `call` it)")
         }
         _ if bytes.starts_with(b"\x7fELF") => Some(
             "a native ELF executable or library (built for the host? a packed plugin is run directly, or read with `inspect`)",

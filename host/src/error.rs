@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::policy::wording::{Setting, worded, wording};
+use crate::policy::settings::Setting;
+use crate::policy::wording::{worded, wording};
 
 /// Loading a component failed.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +34,7 @@ pub enum LoadError {
         /// Where the bytes came from.
         name: String,
         /// What the bytes are instead.
-        what: &'static str,
+        what: String,
     },
     /// The bytes are not a valid component.
     #[error(
@@ -73,9 +74,10 @@ pub enum LoadError {
     /// host does not link: another version line, or a later version of its
     /// line whose additions the component uses.
     #[error(
-        "{name} was built against {found}, {why}: this host links lingxi:plugin {} (its own version is {}); update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit {}",
+        "{name} was built against {found}, {why}: this host links lingxi:plugin {} (its own version is {}); update {} to a version that links it, or build the plugin against wit/lingxi-plugin.wit {}",
         lingxi_plugin_wit::line(),
         lingxi_plugin_wit::VERSION,
+        crate::policy::wording::program(),
         lingxi_plugin_wit::VERSION
     )]
     Version {

@@ -11,12 +11,12 @@
 //!   ([`PolicySpec`]: the policy file's keys, and with the `cli` feature
 //!   the launcher's flags); the setting a message names, as data, in the
 //!   front end's words ([`Setting`], [`set_wording`]);
-//! - [`limits`]: every number a plugin can run into (deadlines, memory,
+//! - [`policy::limits`]: every number a plugin can run into (deadlines, memory,
 //!   output and trap caps, line and schema sizes, pool slots);
 //! - [`contract`]: tool contracts: argument validation against each tool's
 //!   `inputSchema`, path parameters, per-tool timeouts and approval, and
 //!   the handshake's consistency;
-//! - [`storage`]: the per-plugin data directory and its quota;
+//! - `storage`: the per-plugin data directory and its quota;
 //! - [`cache`]: precompiled components (only from a folder of this user);
 //!   [`pack`]: packed executables, and whose precompiled code may run (only
 //!   the running executable's own); `code`: how that code is made
@@ -105,7 +105,7 @@ mod set;
 pub mod shape;
 mod state;
 mod stdio;
-pub mod storage;
+mod storage;
 mod tasks;
 mod ticker;
 

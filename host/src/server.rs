@@ -81,9 +81,9 @@ impl Server {
         self.sink = Some(sink);
     }
 
-    /// Logs the receipt of the call just answered (`response`) and hands
-    /// it to the sink.
-    fn pass_receipt(&mut self, response: Option<&str>) {
+    /// Logs the receipt of the call just answered and hands it to the
+    /// sink, with the id its response carries.
+    fn pass_receipt(&mut self) {
         let Some(receipt) = self.receipts.as_ref().and_then(ReceiptSlot::take) else {
             return;
         };
@@ -93,12 +93,8 @@ impl Server {
             tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
         }
         if let Some(sink) = &mut self.sink {
-            #[derive(serde::Deserialize)]
-            struct Id {
-                id: serde_json::Value,
-            }
-            let id = response.and_then(|line| serde_json::from_str::<Id>(line).ok());
-            sink(id.as_ref().map(|i| &i.id), &receipt);
+            let id = (self.front.answered_id()).map(|id| serde_json::Value::String(id.to_owned()));
+            sink(id.as_ref(), &receipt);
         }
     }
 
@@ -138,7 +134,7 @@ impl Server {
                 } else {
                     server.front.answer_bytes(&mut server.host, &line).await
                 };
-                server.pass_receipt(response.as_deref());
+                server.pass_receipt();
                 if let Some(response) = response {
                     output.write_all(response.as_bytes())?;
                     output.write_all(b"\n")?;
@@ -160,7 +156,7 @@ impl Server {
     pub fn handle_bytes(&mut self, line: &[u8]) -> Option<String> {
         let answer =
             self.block_on(async |server| server.front.answer_bytes(&mut server.host, line).await);
-        self.pass_receipt(answer.as_deref());
+        self.pass_receipt();
         answer
     }
 
@@ -168,7 +164,7 @@ impl Server {
     pub fn handle_line(&mut self, line: &str) -> Option<String> {
         let answer =
             self.block_on(async |server| server.front.answer_line(&mut server.host, line).await);
-        self.pass_receipt(answer.as_deref());
+        self.pass_receipt();
         answer
     }
 }

@@ -11,7 +11,7 @@ use lingxi_plugin_wit::{PLUGIN_INTERFACE, TASK_RUNNER_INTERFACE};
 
 /// A compiled component's imports and exports, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shape {
+pub struct ComponentShape {
     /// Every import, e.g. `wasi:cli/environment@0.2.6`.
     pub imports: Vec<String>,
     /// Every export, e.g. `lingxi:plugin/plugin@0.1.1`.
@@ -20,7 +20,7 @@ pub struct Shape {
     pub compile_time: Duration,
 }
 
-impl Shape {
+impl ComponentShape {
     /// Whether it exports the plugin interface, at a version of the line
     /// this host links.
     pub fn is_plugin(&self) -> bool {
@@ -54,7 +54,7 @@ impl Runtime {
     /// compiler's) and lists what the component imports and exports; runs
     /// nothing. The code compiled is kept in the cache, if there is one,
     /// for the next load.
-    pub fn shape(&self, bytes: &[u8], name: &str) -> Result<(Shape, Linked), LoadError> {
+    pub fn shape(&self, bytes: &[u8], name: &str) -> Result<(ComponentShape, Linked), LoadError> {
         let started = Instant::now();
         let component = self.clone().with_cache(None).compile(bytes, name)?;
         let compile_time = started.elapsed();
@@ -62,7 +62,7 @@ impl Runtime {
             cache.keep(&self.engine, bytes, &component);
         }
         let ty = component.component_type();
-        let shape = Shape {
+        let shape = ComponentShape {
             imports: ty
                 .imports(&self.engine)
                 .map(|(n, _)| n.to_owned())

@@ -52,10 +52,7 @@ pub fn choose(explicit: Option<&Path>) -> Result<Base> {
             explicit: true,
         });
     }
-    let sibling = me.with_file_name(format!(
-        "{RUNTIME}{}",
-        lingxi_wasm_policy::places::EXE_SUFFIX
-    ));
+    let sibling = me.with_file_name(format!("{RUNTIME}{}", std::env::consts::EXE_SUFFIX));
     if !sibling.is_file() {
         return this();
     }
@@ -143,7 +140,7 @@ pub fn smoke_start(bytes: &[u8]) -> Result<()> {
     let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
     let exe = dir
         .path()
-        .join(format!("packed{}", lingxi_wasm_policy::places::EXE_SUFFIX));
+        .join(format!("packed{}", std::env::consts::EXE_SUFFIX));
     crate::executable::write_executable(&exe, bytes)?;
     let log = dir.path().join("stderr");
     let (input, output) = (dir.path().join("in"), dir.path().join("out"));

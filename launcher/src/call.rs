@@ -6,11 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::pack;
+use lingxi_wasm_host::protocol::method;
 use lingxi_wasm_host::{
     PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable, printable_lines,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::requests;
 
 /// What to call.
 pub enum Target {
@@ -66,22 +68,17 @@ impl Target {
         })
     }
 
-    fn request(&self) -> Value {
+    /// The request line of the call.
+    fn request(&self) -> String {
+        const SESSION: &str = "lingxi-wasm-run-call";
         match self {
-            Target::Tool { name, arguments } => json!({
-                "id": "call", "method": "tool.execute",
-                "params": {"toolName": name, "arguments": arguments,
-                           "sessionID": "lingxi-wasm-run-call", "toolCallID": "call-1"}
-            }),
-            Target::Command { name, arguments } => json!({
-                "id": "call", "method": "command.execute",
-                "params": {"commandName": name, "arguments": arguments,
-                           "sessionID": "lingxi-wasm-run-call"}
-            }),
-            Target::Hook { event, subject } => json!({
-                "id": "call", "method": "hook.emit",
-                "params": {"event": event, "subjectID": subject, "metadata": {}}
-            }),
+            Target::Tool { name, arguments } => {
+                requests::tool("call", SESSION, "call-1", name, arguments)
+            }
+            Target::Command { name, arguments } => {
+                requests::command("call", SESSION, name, arguments.clone())
+            }
+            Target::Hook { event, subject } => requests::hook("call", event, subject),
         }
     }
 }
@@ -99,18 +96,8 @@ pub fn call(
     let Output { json, effects } = output;
     // A packed file brings its grants; flags given now are laid over them
     // (a limit raised or lowered never widens what it was granted).
-    let (component, spec) = match pack::read(plugin)? {
-        Some(packed) => {
-            let name = packed.header.plugin_id.clone();
-            let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
-            (component, over_packed(packed.header.policy, flags))
-        }
-        None => (
-            tokio.block_on(runtime.load_file(plugin))?,
-            flags.unwrap_or_default(),
-        ),
-    };
-    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+    let (component, spec) = crate::load::component_or_packed(&tokio, runtime, plugin, flags)?;
+    let (grant, limits) = spec.resolve_from_environment()?;
     let mut host = PluginHost::new(component, grant, limits);
     let root = match &host.grant().workspace {
         Some(root) => root.clone(),
@@ -123,18 +110,17 @@ pub fn call(
     host.keep_receipts(receipts.clone());
     lingxi_wasm_launcher::words::say_grants(&host.manifest().id, host.policy(), host.grant());
     let mut server = Server::with_runtime(host, tokio);
-    let snapshot = json!({"id": "snapshot", "method": "host.snapshot", "params": lingxi_wasm_launcher::workspace::snapshot(&root)});
-    let initialize = json!({"id": "init", "method": "plugin.initialize",
-                            "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}});
+    let snapshot = (method::SNAPSHOT, requests::snapshot("snapshot", &root));
+    let initialize = (method::INITIALIZE, requests::initialize("init"));
     let mut handshake = Value::Null;
-    for setup in [snapshot, initialize] {
+    for (method, setup) in [snapshot, initialize] {
         let answer = answer(&mut server, &setup)?;
         // Only the call's own receipt is written.
         if let Some(slot) = &receipts {
             slot.take();
         }
         if let Some(error) = answer.get("error").and_then(Value::as_str) {
-            bail!("{} failed: {}", setup["method"], printable(error));
+            bail!("{method:?} failed: {}", printable(error));
         }
         handshake = answer["result"].clone();
     }
@@ -147,7 +133,7 @@ pub fn call(
             );
         }
     }
-    let line = server.handle_line(&target.request().to_string());
+    let line = server.handle_line(&target.request());
     if let (Some(file), Some(slot)) = (effects, &receipts) {
         write_receipt(file, slot.take())?;
     }
@@ -232,9 +218,9 @@ fn joined(names: &[String]) -> String {
     }
 }
 
-fn answer(server: &mut Server, request: &Value) -> Result<Value> {
+fn answer(server: &mut Server, request: &str) -> Result<Value> {
     let line = server
-        .handle_line(&request.to_string())
+        .handle_line(request)
         .context("the launcher gave no answer")?;
     Ok(serde_json::from_str(&line)?)
 }
@@ -255,16 +241,5 @@ fn print_result(result: &Value) {
             }
         }
         other => println!("{other}"),
-    }
-}
-
-/// The grants a packed plugin brings with `flags` laid over them, as flags
-/// are laid over a policy file: a flag replaces its own setting (`--grant`
-/// the capabilities, `--timeout` the deadline) or adds folders, hosts and
-/// variables; a setting no flag names stays as packed.
-pub fn over_packed(packed: PolicySpec, flags: Option<PolicySpec>) -> PolicySpec {
-    match flags {
-        Some(flags) => packed.merge(flags),
-        None => packed,
     }
 }

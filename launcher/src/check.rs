@@ -14,11 +14,10 @@ use anyhow::{Context, Result};
 use lingxi_plugin_wit::plugin_export;
 use lingxi_wasm_host::contract::{Contracts, ProblemKind, Severity, ToolContract};
 use lingxi_wasm_host::protocol::dto::SnapshotDto;
-use lingxi_wasm_host::shape::Shape;
+use lingxi_wasm_host::shape::ComponentShape;
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
 use lingxi_wasm_host::{
-    CompileCache, Limits, PluginHost, Runtime, convert, no_grant, pack, printable,
-    read_plugin_file, storage,
+    CompileCache, Limits, PluginHost, Runtime, convert, no_grant, pack, printable, read_plugin_file,
 };
 use serde_json::{Value, json};
 
@@ -165,7 +164,7 @@ async fn inspect(bytes: &[u8], name: &str, cache: Option<CompileCache>, report: 
     .await;
 }
 
-fn not_a_plugin(shape: &Shape) -> String {
+fn not_a_plugin(shape: &ComponentShape) -> String {
     let other = shape
         .exports
         .iter()
@@ -199,7 +198,7 @@ fn not_a_plugin(shape: &Shape) -> String {
 }
 
 fn check_manifest(m: &Manifest, report: &mut Report) {
-    if !storage::is_safe_id(&m.id) {
+    if !lingxi_wasm_policy::storage::is_safe_id(&m.id) {
         report.error("manifest.id", format!(
             "id {:?} cannot be installed: ids must be 1-64 characters of a-z, 0-9, '.' and '-', start and end with a letter or digit, and contain no '..' or '--' (e.g. com.example.my-plugin)",
             m.id
@@ -237,7 +236,7 @@ fn made_by_componentize_py(bytes: &[u8]) -> bool {
 
 /// `python`: componentize-py made it, and its Python imports sockets
 /// whether the plugin opens any or not, so that import alone says nothing.
-fn check_capabilities(m: &Manifest, shape: &Shape, python: bool, report: &mut Report) {
+fn check_capabilities(m: &Manifest, shape: &ComponentShape, python: bool, report: &mut Report) {
     let declares = |c: Capability| m.capabilities.contains(&c);
     let sockets = shape.imports_package("wasi:sockets");
     let network = sockets || shape.imports_package("wasi:http");
@@ -405,8 +404,8 @@ pub fn describe(contract: &ToolContract, validate: bool) -> String {
 mod tests {
     use super::*;
 
-    fn exporting(exports: &[&str]) -> Shape {
-        Shape {
+    fn exporting(exports: &[&str]) -> ComponentShape {
+        ComponentShape {
             imports: vec![],
             exports: exports.iter().map(|e| (*e).to_owned()).collect(),
             compile_time: std::time::Duration::ZERO,

@@ -99,8 +99,8 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     let platform = export
         .target
         .unwrap_or(lingxi_wasm_launcher::identity::TARGET);
-    let file = lingxi_wasm_policy::places::exe_name_for(&name, platform);
-    let (grant, _) = spec.resolve(|key| std::env::var(key).ok())?;
+    let file = lingxi_wasm_launcher::identity::exe_name_for(&name, platform);
+    let (grant, _) = spec.resolve_from_environment()?;
     let granted = Policy::decide(
         &lingxi_wasm_host::convert::capabilities(&manifest.capabilities),
         &grant,

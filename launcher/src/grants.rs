@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
-use lingxi_wasm_host::Limits;
 use lingxi_wasm_host::pack;
 use lingxi_wasm_host::pack::PackHeader;
+use lingxi_wasm_host::{Limits, Setting};
 use lingxi_wasm_host::{PolicySpec, printable};
 use lingxi_wasm_policy::file::parse_capabilities;
 
@@ -189,14 +189,17 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
         .storage_quota
         .unwrap_or(defaults.max_storage_bytes / (1024 * 1024));
     // Fields come from a packed file's header: shown through `printable`.
+    // Each line labelled with its setting's key (the first, a list of
+    // wire names, as what it is).
+    let line = |setting: Setting, value: String| format!("{:<15}{value}", setting.key());
     [
         format!("capabilities   {capabilities}"),
-        format!("workspace      {workspace}"),
-        format!("allow-read     {}", paths(&spec.allow_read)),
-        format!("allow-write    {}", paths(&spec.allow_write)),
-        format!("allow-net      {net}"),
-        format!("env            {}", list_or_none(&spec.env)),
-        format!("data-root      {data}"),
+        line(Setting::Workspace, workspace),
+        line(Setting::AllowRead, paths(&spec.allow_read)),
+        line(Setting::AllowWrite, paths(&spec.allow_write)),
+        line(Setting::AllowNet, net),
+        line(Setting::Env, list_or_none(&spec.env)),
+        line(Setting::DataRoot, data),
         format!(
             "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB"
         ),
@@ -204,7 +207,10 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
     .into_iter()
     // Only when it is off, so the usual description stays as it was.
     .chain(spec.no_validate.then(|| {
-        "validation     off (--no-validate): tool arguments are not checked against their schemas".to_owned()
+        format!(
+            "validation     off ({}): tool arguments are not checked against their schemas",
+            Setting::NoValidate
+        )
     }))
     .map(|line| printable(&line).into_owned())
     .collect()

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::pack::{self, PackError};
-use lingxi_wasm_host::{printable, storage};
-use lingxi_wasm_policy::places;
+use lingxi_wasm_host::printable;
+use lingxi_wasm_policy::{places, storage};
 
 use crate::executable::write_executable;
 use crate::grants::{Grants, chosen, describe, grant_changes, list_or_none, no_silent_escalation};
@@ -29,7 +29,7 @@ pub fn plugin_dir(project: Option<&Path>) -> Result<PathBuf> {
 /// The file a plugin of `id` is installed as in `dir`: `<id>`, or
 /// `<id>.exe` on Windows (where LingXi runs `.exe` files).
 fn installed_file(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!("{id}{}", places::EXE_SUFFIX))
+    dir.join(format!("{id}{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// How `install` places a plugin.

@@ -13,10 +13,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, pack, printable};
+use lingxi_wasm_host::protocol::{method, wire};
+use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable};
 use lingxi_wasm_policy::learn::{Project, learn as learn_policy};
 use lingxi_wasm_policy::under_root;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::requests;
 
 /// One thing to run while learning.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,23 +51,11 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     }
     check_output(args.output, args.force)?;
     let ceiling = match (recorded_ceiling(&args.steps)?, args.ceiling) {
-        (Some(recorded), flags) => Some(crate::call::over_packed(recorded, flags)),
+        (Some(recorded), flags) => Some(crate::load::over_packed(recorded, flags)),
         (None, flags) => flags,
     };
-    let (component, mut ceiling) = match pack::read(args.plugin)? {
-        Some(packed) => {
-            let name = packed.header.plugin_id.clone();
-            let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
-            (
-                component,
-                crate::call::over_packed(packed.header.policy, ceiling),
-            )
-        }
-        None => (
-            tokio.block_on(runtime.load_file(args.plugin))?,
-            ceiling.unwrap_or_default(),
-        ),
-    };
+    let (component, mut ceiling) =
+        crate::load::component_or_packed(&tokio, runtime, args.plugin, ceiling)?;
     let root = workspace(&ceiling)?;
     if ceiling
         .workspace
@@ -73,7 +64,7 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     {
         ceiling.workspace = Some(root.clone());
     }
-    let (grant, limits) = ceiling.resolve(|key| std::env::var(key).ok())?;
+    let (grant, limits) = ceiling.resolve_from_environment()?;
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!ceiling.no_validate);
     host.set_learning(true)
@@ -93,14 +84,17 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
         serde_json::from_str(&answer?).ok()
     };
     let setup = [
-        json!({"id": "learn-snapshot", "method": "host.snapshot", "params": lingxi_wasm_launcher::workspace::snapshot(&root)}),
-        json!({"id": "learn-init", "method": "plugin.initialize", "params": {"hostIPCVersion": 1, "coreVersion": env!("CARGO_PKG_VERSION")}}),
+        (
+            method::SNAPSHOT,
+            requests::snapshot("learn-snapshot", &root),
+        ),
+        (method::INITIALIZE, requests::initialize("learn-init")),
     ];
     let mut handshake = Value::Null;
-    for request in setup {
-        let answer = send(request.to_string().as_bytes());
+    for (method, request) in setup {
+        let answer = send(request.as_bytes());
         if let Some(error) = answer.as_ref().and_then(|a| a["error"].as_str()) {
-            bail!("{} failed: {}", request["method"], printable(error));
+            bail!("{method:?} failed: {}", printable(error));
         }
         handshake = answer.map(|mut a| a["result"].take()).unwrap_or_default();
     }
@@ -211,51 +205,42 @@ fn workspace(ceiling: &PolicySpec) -> Result<PathBuf> {
 
 /// The request lines of one step (`n` numbers their ids).
 fn requests(step: &Step, n: usize) -> Result<Vec<Vec<u8>>> {
+    const SESSION: &str = "lingxi-wasm-run-learn";
     let id = format!("learn-{}", n + 1);
     let request = match step {
         Step::Call { tool, arguments } => {
             serde_json::from_str::<Value>(arguments).with_context(|| {
                 format!("the arguments of {tool} must be JSON, e.g. '{{\"text\":\"hi\"}}'")
             })?;
-            json!({"id": id, "method": "tool.execute", "params": {
-                "toolName": tool, "arguments": arguments,
-                "sessionID": "lingxi-wasm-run-learn", "toolCallID": id}})
+            requests::tool(&id, SESSION, &id, tool, arguments)
         }
         Step::Command(line) => {
             let mut words = line.split_whitespace();
             let Some(name) = words.next().and_then(|w| w.strip_prefix('/')) else {
                 bail!("--command takes a slash command line, e.g. \"/stats src\"; got {line:?}");
             };
-            json!({"id": id, "method": "command.execute", "params": {
-                "commandName": name, "arguments": words.collect::<Vec<_>>(),
-                "sessionID": "lingxi-wasm-run-learn"}})
+            let arguments = words.map(str::to_owned).collect();
+            requests::command(&id, SESSION, name, arguments)
         }
         Step::Replay(file) => {
             return lingxi_wasm_launcher::record::requests(file)
                 .with_context(|| format!("cannot learn from {}", file.display()));
         }
     };
-    Ok(vec![request.to_string().into_bytes()])
+    Ok(vec![request.into_bytes()])
 }
 
-/// A request's params, from either dialect (Core's are base64 of JSON).
-fn params(request: &Value) -> Value {
-    use base64::Engine as _;
-    match &request["params"] {
-        Value::String(encoded) => base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default(),
-        params => params.clone(),
-    }
+/// A request line decoded as the host decodes it (either dialect).
+fn decoded(request: &[u8]) -> Option<wire::Request> {
+    let line = std::str::from_utf8(request).ok()?;
+    wire::decode_request(line).ok().flatten()
 }
 
 /// The tool a `tool.execute` request calls.
 fn called_tool(request: &[u8]) -> Option<String> {
-    let request: Value = serde_json::from_slice(request).ok()?;
-    (request["method"] == "tool.execute")
-        .then(|| params(&request)["toolName"].as_str().map(str::to_owned))
+    let request = decoded(request)?;
+    (request.method == method::TOOL_EXECUTE)
+        .then(|| request.params?["toolName"].as_str().map(str::to_owned))
         .flatten()
 }
 
@@ -273,21 +258,33 @@ fn tools_with_paths(handshake: &Value) -> Vec<String> {
 }
 
 /// One line saying how a request went, and whether it succeeded.
-fn outcome(request: &[u8], answer: Option<&Value>) -> (String, bool) {
-    let request: Value = serde_json::from_slice(request).unwrap_or_default();
-    let params = params(&request);
+fn outcome(line: &[u8], answer: Option<&Value>) -> (String, bool) {
+    let request = decoded(line);
+    let params = request
+        .as_ref()
+        .and_then(|r| r.params.clone())
+        .unwrap_or_default();
     let name = params["toolName"]
         .as_str()
         .or(params["commandName"].as_str())
         .map(|n| format!(" {}", printable(n)))
         .unwrap_or_default();
-    let method = request["method"].as_str().unwrap_or("?");
+    // A line the host cannot decode (its params, say) still names its method.
+    let raw = || {
+        serde_json::from_slice::<Value>(line).ok()?["method"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    let method = request
+        .map(|r| r.method)
+        .or_else(raw)
+        .unwrap_or_else(|| "?".into());
     let (how, ok) = match answer.map(|a| &a["error"]) {
         None => ("no answer".to_owned(), false),
         Some(Value::String(error)) => (format!("failed: {}", printable(error)), false),
         Some(_) => ("ok".to_owned(), true),
     };
-    (format!("{}{name}: {how}", printable(method)), ok)
+    (format!("{}{name}: {how}", printable(&method)), ok)
 }
 
 /// Refuses an output that cannot be written, before anything runs: an

@@ -15,8 +15,10 @@ mod export;
 mod grants;
 mod install;
 mod learn;
+mod load;
 mod new;
 mod packed;
+mod requests;
 mod signing;
 
 use anyhow::{Context, Result};
@@ -205,20 +207,9 @@ fn run(cli: Cli) -> Result<()> {
                 // A folder: the flags grant every plugin in it.
                 (mcp::Plugins::Folder(plugin), flags.unwrap_or_default())
             } else {
-                match pack::read(&plugin)? {
-                    // A packed file brings its grants; flags given now are laid over them
-                    // (a limit raised or lowered never widens what it was granted).
-                    Some(packed) => {
-                        let name = packed.header.plugin_id.clone();
-                        let component = tokio.block_on(runtime.load_packed(&packed, &name))?;
-                        let spec = call::over_packed(packed.header.policy, flags);
-                        (mcp::Plugins::One(Box::new(component)), spec)
-                    }
-                    None => (
-                        mcp::Plugins::One(Box::new(tokio.block_on(runtime.load_file(&plugin))?)),
-                        flags.unwrap_or_default(),
-                    ),
-                }
+                let (component, spec) =
+                    load::component_or_packed(&tokio, &runtime, &plugin, flags)?;
+                (mcp::Plugins::One(Box::new(component)), spec)
             };
             mcp::serve(tokio, runtime, plugins, &spec, http)
         }

@@ -24,7 +24,7 @@ pub fn run(packed: Packed) -> Result<()> {
         // this process is running.
         let component =
             tokio.block_on(unsafe { runtime.load_own_packed(packed, &header.plugin_id) })?;
-        let (grant, limits) = resolve(&header.policy)?;
+        let (grant, limits) = header.policy.resolve_from_environment()?;
         // The keys of the user's trusted-keys file (a packed file takes
         // no flags).
         let trust = crate::signing::Trust::load(None, &[])?;
@@ -36,10 +36,6 @@ pub fn run(packed: Packed) -> Result<()> {
             Some((packed, verdict)),
         )
     })
-}
-
-fn resolve(spec: &PolicySpec) -> Result<(lingxi_wasm_host::Grant, lingxi_wasm_host::Limits)> {
-    Ok(spec.resolve(|key| std::env::var(key).ok())?)
 }
 
 /// `pack`: the running launcher + component + precompiled code + grants.
@@ -118,7 +114,7 @@ pub fn pack_loaded(
         target,
     } = options;
     // Check the grants now (directories exist, rules parse), not at first start.
-    let (grant, _) = resolve(&spec)?;
+    let (grant, _) = spec.resolve_from_environment()?;
     // Another platform's code is compiled for it; the component is loaded
     // here too, to ask it what it is.
     let target = target.filter(|t| *t != lingxi_wasm_launcher::identity::TARGET);
@@ -284,7 +280,7 @@ pub fn inspect(
             // What the file says of itself must be what its component says
             // (then its signature is judged against the component's id).
             let mismatch = header_mismatch(&packed.header, component.manifest());
-            let (grant, limits) = resolve(&packed.header.policy)?;
+            let (grant, limits) = packed.header.policy.resolve_from_environment()?;
             let verdict = crate::signing::verify(trust, &packed.header, packed.component());
             let bad = matches!(verdict, crate::signing::Verdict::Bad { .. });
             print_inspection(
@@ -308,7 +304,7 @@ pub fn inspect(
         }
         None => {
             let component = tokio.block_on(runtime.load_file(file))?;
-            let (grant, limits) = resolve(&PolicySpec::default())?;
+            let (grant, limits) = PolicySpec::default().resolve_from_environment()?;
             print_inspection(tokio, PluginHost::new(component, grant, limits), None)
         }
     }

@@ -42,15 +42,12 @@ use lingxi_wasm_policy::PolicySpec;
 /// Marks the end of a packed executable.
 pub const MAGIC: &[u8; 16] = b"LINGXI-WASM-PK01";
 pub(crate) const TRAILER_LEN: u64 = 16 + 8 + 32;
-/// Largest payload accepted (a sanity bound against a corrupt length).
-const MAX_PAYLOAD: u64 = 1 << 30;
+use lingxi_wasm_policy::limits::{MAX_PACK_HEADER as MAX_HEADER, MAX_PACK_PAYLOAD as MAX_PAYLOAD};
 /// The header format written by this version. Format 4: an empty
 /// `allow-net` reaches nothing (every destination is `*:*`); a header of an
 /// earlier format keeps the meaning it was packed with (see
 /// [`PackHeader::keep_meaning`]).
 pub const FORMAT: u32 = 4;
-/// Largest header accepted.
-const MAX_HEADER: usize = 16 << 20;
 /// File alignment of the precompiled code: a multiple of every page size in
 /// use (4, 16 and 64 KiB).
 pub const CODE_ALIGN: u64 = 64 * 1024;
@@ -212,7 +209,7 @@ pub enum PackError {
         source: io::Error,
     },
     /// Packed by a newer `lingxi-wasm-run`, in a format this one cannot read.
-    #[error("{} was packed in format {format}, newer than this lingxi-wasm-run reads (up to {FORMAT}); repack or reinstall it with this version, or update lingxi-wasm-run", path.display())]
+    #[error("{} was packed in format {format}, newer than {this} reads (up to {FORMAT}); repack or reinstall it with this version, or update {program}", path.display(), this = this_reader(), program = lingxi_wasm_policy::wording::program())]
     Unsupported {
         /// The file.
         path: PathBuf,
@@ -368,14 +365,14 @@ fn read_from(path: &Path, mut file: File) -> Result<Option<Packed>, PackError> {
             reason: "the file was cut while it was read".into(),
         });
     }
-    verify_payload(path, payload, launcher_len, &trailer, Need::All).map(Some)
+    verify_payload(path, payload, launcher_len, &trailer, BlobsUsed::All).map(Some)
 }
 
 /// [`read`] on a whole file's bytes (`path` only names it in errors): the
 /// same trailer and payload checks, for the fuzz targets (`fuzz/`).
 #[doc(hidden)]
 pub fn parse_bytes(path: &Path, file: &[u8]) -> Result<Option<Packed>, PackError> {
-    parse(path, file, Need::All)
+    parse(path, file, BlobsUsed::All)
 }
 
 /// A payload read into memory, verified for a reader that needs `need`.
@@ -384,7 +381,7 @@ fn verify_payload(
     payload: Vec<u8>,
     launcher_len: u64,
     trailer: &[u8],
-    need: Need,
+    need: BlobsUsed,
 ) -> Result<Packed, PackError> {
     let range = 0..payload.len();
     verify(
@@ -398,7 +395,7 @@ fn verify_payload(
 }
 
 /// [`parse_bytes`] for a reader that needs `need`.
-fn parse(path: &Path, file: &[u8], need: Need) -> Result<Option<Packed>, PackError> {
+fn parse(path: &Path, file: &[u8], need: BlobsUsed) -> Result<Option<Packed>, PackError> {
     let file = &file[..layout::bytes_trailer_end(file) as usize];
     let size = file.len() as u64;
     let Some(trailer) = file
@@ -447,7 +444,7 @@ pub fn read_self() -> Result<Option<Packed>, PackError> {
         let launcher_len = size - TRAILER_LEN - payload_len;
         let range = launcher_len as usize..(size - TRAILER_LEN) as usize;
         let bytes = Bytes::OwnFile { file, map };
-        verify(path, bytes, range, launcher_len, &trailer, Need::Code).map(Some)
+        verify(path, bytes, range, launcher_len, &trailer, BlobsUsed::Code).map(Some)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -508,7 +505,7 @@ fn payload_len(path: &Path, trailer: &[u8], size: u64) -> Result<Option<u64>, Pa
 
 /// Which blob a reader is about to use, and so must verify.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Need {
+enum BlobsUsed {
     /// Both blobs (`read`: inspect, install, list report on the whole file).
     All,
     /// The precompiled code (`read_self`: a start, mapped on Linux).
@@ -525,7 +522,7 @@ fn verify(
     range: std::ops::Range<usize>,
     launcher_len: u64,
     trailer: &[u8],
-    need: Need,
+    need: BlobsUsed,
 ) -> Result<Packed, PackError> {
     let damaged = |reason: &str| PackError::Damaged {
         path: path.to_owned(),
@@ -610,7 +607,7 @@ fn verify(
             "its precompiled code does not match the digest in its header",
         ));
     }
-    if need == Need::All || precompiled_len == 0 {
+    if need == BlobsUsed::All || precompiled_len == 0 {
         packed
             .verify_component()
             .map_err(|_| damaged("its component does not match the digest in its header"))?;
@@ -638,6 +635,15 @@ mod running;
 
 #[cfg(test)]
 mod tests;
+
+/// What reads packed files here, for messages: `this lingxi-wasm-run` in
+/// the launcher, `this host` elsewhere.
+fn this_reader() -> String {
+    match lingxi_wasm_policy::wording::wording().program() {
+        Some(program) => format!("this {program}"),
+        None => "this host".to_owned(),
+    }
+}
 
 /// The crate's README (what crates.io shows), its example compiled and run
 /// as a doctest.

@@ -72,8 +72,10 @@ fn newer_formats_are_refused_with_a_way_out() {
     let err = read(write(&unpadded(FORMAT + 1)).path())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("newer than this lingxi-wasm-run"), "{err}");
-    assert!(err.contains("update lingxi-wasm-run"), "{err}");
+    // In the library's own words (a front end names its command instead:
+    // the launcher's e2e tests see `lingxi-wasm-run`).
+    assert!(err.contains("newer than this host reads"), "{err}");
+    assert!(err.contains("or update this host"), "{err}");
 }
 
 #[test]
@@ -90,7 +92,7 @@ fn tampering_and_truncation_are_detected() {
 }
 
 /// Verifies a whole file in memory for a reader that needs `need`.
-fn verify_as(file: &[u8], need: Need) -> Result<Packed, PackError> {
+fn verify_as(file: &[u8], need: BlobsUsed) -> Result<Packed, PackError> {
     parse(Path::new("f"), file, need).map(|p| p.unwrap())
 }
 
@@ -105,11 +107,11 @@ fn each_reader_verifies_the_blob_it_uses() {
     // only the code) does not hash it, and checks it before compiling it.
     let mut bad_component = packed.clone();
     bad_component[component_at] ^= 1;
-    let err = verify_as(&bad_component, Need::All)
+    let err = verify_as(&bad_component, BlobsUsed::All)
         .unwrap_err()
         .to_string();
     assert!(err.contains("component does not match"), "{err}");
-    let start = verify_as(&bad_component, Need::Code).unwrap();
+    let start = verify_as(&bad_component, BlobsUsed::Code).unwrap();
     assert_eq!(start.precompiled(), b"PRE");
     assert!(start.verify_component().is_err());
 
@@ -117,15 +119,15 @@ fn each_reader_verifies_the_blob_it_uses() {
     // on the whole file).
     let mut bad_code = packed.clone();
     bad_code[code_at] ^= 1;
-    for need in [Need::Code, Need::All] {
+    for need in [BlobsUsed::Code, BlobsUsed::All] {
         let err = verify_as(&bad_code, need).unwrap_err().to_string();
         assert!(err.contains("precompiled code does not match"), "{err}");
     }
 
     // The untouched file passes both, and the trailer covers the header:
     // the format a header claims cannot switch the digest's scope.
-    assert!(verify_as(&packed, Need::Code).is_ok());
-    assert!(verify_as(&packed, Need::All).is_ok());
+    assert!(verify_as(&packed, BlobsUsed::Code).is_ok());
+    assert!(verify_as(&packed, BlobsUsed::All).is_ok());
     let mut old = header(b"COMP");
     old.format = 2;
     let mut relabeled = build(b"LAUNCHER", &old, b"COMP", b"PRE").unwrap();
@@ -134,6 +136,8 @@ fn each_reader_verifies_the_blob_it_uses() {
     let header_part = 4 + u32::from_le_bytes(relabeled[8..12].try_into().unwrap()) as usize;
     let digest = Sha256::digest(&relabeled[8..8 + header_part]);
     relabeled[n - 32..].copy_from_slice(&digest);
-    let err = verify_as(&relabeled, Need::Code).unwrap_err().to_string();
+    let err = verify_as(&relabeled, BlobsUsed::Code)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("digest mismatch"), "{err}");
 }

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use crate::net::NetRuleError;
-use crate::wording::{Setting, worded};
+use crate::settings::Setting;
+use crate::wording::worded;
 
 /// A policy that cannot be used. Each error names the setting it is about
 /// as data; its text words it in the process's words ([`super::wording`]).

@@ -20,105 +20,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::Grant;
-use super::wording::{Setting, worded};
+use super::settings::Setting;
+use super::wording::worded;
 use crate::Capability;
 pub use crate::error::PolicyError;
-use crate::limits::Limits;
+use crate::limits::{Limits, MAX_CALL_TIMEOUT, TASK_TIMEOUT_RANGE};
 
-/// Grant and limit settings as written by the user: the launcher's grant
-/// flags (this struct is their `clap` arguments, with the `cli` feature)
-/// and the keys of a policy file are the same fields, each declared here
-/// once. [`PolicySpec::resolve`] checks them into the [`Grant`] and
-/// [`Limits`] the sandbox uses. The doc comment of each field is also its
-/// flag's help.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PolicySpec {
-    /// Capabilities to grant, as wire names separated by commas
-    /// (projectRead, projectWrite, processExecution, networkAccess), or `none`.
-    /// Repeatable. Default: whatever the plugin's manifest declares.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "CAPS", value_delimiter = ','))]
-    pub grant: Option<Vec<String>>,
-
-    /// Workspace root to mount for projectRead/projectWrite. Default: the
-    /// `workspace.rootPath` of the host's snapshots; `{root}/DIR` is DIR
-    /// under that root, for whichever project the host opens.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
-    pub workspace: Option<PathBuf>,
-
-    /// Also mount DIR read-only (needs projectRead or projectWrite); `{root}/DIR`
-    /// is DIR under the host's workspace root. Repeatable.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
-    #[serde(default)]
-    pub allow_read: Vec<PathBuf>,
-
-    /// Also mount DIR read-write (needs projectWrite); `{root}/DIR` is DIR
-    /// under the host's workspace root. Repeatable.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
-    #[serde(default)]
-    pub allow_write: Vec<PathBuf>,
-
-    /// Allow network destinations host:port under networkAccess (e.g.
-    /// api.example.com:443, *.example.com:*, 127.0.0.1:8000-8100). Repeatable.
-    /// Without any, networkAccess reaches nothing; '*:*' is every destination.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "HOST:PORT"))]
-    #[serde(default)]
-    pub allow_net: Vec<String>,
-
-    /// Pass an environment variable: KEY (its value at start) or KEY=VALUE.
-    /// Repeatable. The plugin sees no other variable.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "KEY[=VALUE]"))]
-    #[serde(default)]
-    pub env: Vec<String>,
-
-    /// Deadline of one call, in seconds [default: 2.5, under LingXi's 3.0 s
-    /// watchdog so the host gets an explanatory error].
-    #[cfg_attr(feature = "cli", arg(long, value_name = "SECONDS"))]
-    pub timeout: Option<f64>,
-
-    /// Memory limit of the plugin instance, in MiB [default: 256].
-    #[cfg_attr(feature = "cli", arg(long, value_name = "MIB"))]
-    pub max_memory: Option<usize>,
-
-    /// Root of the per-plugin data directories; the plugin gets
-    /// `<DIR>/<plugin id>/`, mounted read-write at /lingxi/data
-    /// [default: ~/.lingxiagent/plugin-data].
-    #[cfg_attr(
-        feature = "cli",
-        arg(long, value_name = "DIR", conflicts_with = "no_storage")
-    )]
-    pub data_root: Option<PathBuf>,
-
-    /// Give the plugin no persistent storage.
-    #[cfg_attr(feature = "cli", arg(long))]
-    #[serde(default)]
-    pub no_storage: bool,
-
-    /// Size quota of the plugin's data directory, in MiB [default: 64].
-    #[cfg_attr(feature = "cli", arg(long, value_name = "MIB"))]
-    pub storage_quota: Option<u64>,
-
-    /// Deadline of one background task, in seconds, from its start
-    /// [default: 600]. A task is stopped then, whatever it does.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "SECONDS"))]
-    pub task_timeout: Option<f64>,
-
-    /// Most background tasks the plugin may run at once [default: 4]; one
-    /// more start is refused. 0 runs none.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
-    pub max_tasks: Option<usize>,
-
-    /// Do not validate tool arguments against the tool's inputSchema (for
-    /// plugins whose schemas are known to be wrong). Path parameters and
-    /// per-tool timeouts still apply.
-    #[cfg_attr(feature = "cli", arg(long))]
-    #[serde(default)]
-    pub no_validate: bool,
-}
+pub use crate::settings::PolicySpec;
 
 impl PolicySpec {
     /// Reads a TOML policy file. Unknown keys are errors: a typo in a
@@ -168,23 +77,10 @@ impl PolicySpec {
         Ok(self)
     }
 
-    /// Lays `over` on top of `self`: its scalars win, its lists are added.
-    pub fn merge(mut self, over: PolicySpec) -> PolicySpec {
-        self.grant = over.grant.or(self.grant);
-        self.workspace = over.workspace.or(self.workspace);
-        self.allow_read.extend(over.allow_read);
-        self.allow_write.extend(over.allow_write);
-        self.allow_net.extend(over.allow_net);
-        self.env.extend(over.env);
-        self.timeout = over.timeout.or(self.timeout);
-        self.max_memory = over.max_memory.or(self.max_memory);
-        self.data_root = over.data_root.or(self.data_root);
-        self.no_storage |= over.no_storage;
-        self.storage_quota = over.storage_quota.or(self.storage_quota);
-        self.no_validate |= over.no_validate;
-        self.task_timeout = over.task_timeout.or(self.task_timeout);
-        self.max_tasks = over.max_tasks.or(self.max_tasks);
-        self
+    /// [`PolicySpec::resolve`] with this process's environment: a bare
+    /// `env` entry `KEY` passes the value `KEY` has here.
+    pub fn resolve_from_environment(&self) -> Result<(Grant, Limits), PolicyError> {
+        self.resolve(|key| std::env::var(key).ok())
     }
 
     /// Checks everything and resolves directories to absolute paths.
@@ -227,7 +123,7 @@ impl PolicySpec {
             // Checked as a Duration: 1e-300 s is above 0 but a zero deadline.
             limits.call_timeout = Duration::try_from_secs_f64(seconds)
                 .ok()
-                .filter(|t| !t.is_zero() && *t <= Duration::from_secs(3600))
+                .filter(|t| !t.is_zero() && *t <= MAX_CALL_TIMEOUT)
                 .ok_or_else(|| PolicyError::Limit {
                     setting: Setting::Timeout,
                     value: seconds.to_string(),
@@ -238,7 +134,7 @@ impl PolicySpec {
         if let Some(seconds) = self.task_timeout {
             limits.task_timeout = Duration::try_from_secs_f64(seconds)
                 .ok()
-                .filter(|t| *t >= Duration::from_millis(1) && *t <= Duration::from_secs(86_400))
+                .filter(|t| TASK_TIMEOUT_RANGE.contains(t))
                 .ok_or_else(|| PolicyError::Limit {
                     setting: Setting::TaskTimeout,
                     value: seconds.to_string(),

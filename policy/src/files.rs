@@ -12,7 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use super::Access;
-use super::wording::{Setting, worded};
+use super::settings::Setting;
+use super::wording::worded;
 use crate::storage::DATA_GUEST_PATH;
 
 /// What one instance was given of the host's files, for wording refusals.

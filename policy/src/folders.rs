@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use super::settings::Setting;
 use super::under_root::{self, UnderRoot};
-use super::wording::Setting;
 use crate::error::PolicyError;
 
 /// The folder settings of one policy, checked.

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use crate::Capability;
 use crate::net::{self, NetRule};
+use crate::settings::Setting;
 use crate::under_root::UnderRoot;
-use crate::wording::{Setting, worded};
+use crate::wording::worded;
 
 /// What the user allows, before it meets the manifest.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -58,6 +58,7 @@ pub mod limits;
 pub mod net;
 pub mod places;
 pub mod receipt;
+pub mod settings;
 pub mod storage;
 pub mod text;
 pub mod under_root;
@@ -69,8 +70,9 @@ pub use file::{PolicyError, PolicySpec};
 pub use grant::{Access, Grant, Policy};
 pub use limits::Limits;
 pub use net::{NetGuard, NetRule, NetRuleError};
+pub use settings::Setting;
 pub use under_root::{Folders, RootFolderError, UnderRoot};
-pub use wording::{PolicyFileWording, Setting, Wording, set_wording};
+pub use wording::{PolicyFileWording, Wording, set_wording};
 
 /// The crate's README (what crates.io shows), its example compiled and run
 /// as a doctest.

@@ -279,5 +279,37 @@ pub const TABLES_PER_PLUGIN: u32 = 4;
 /// Most elements one table may have (function references of the guest).
 pub const TABLE_ELEMENTS: usize = 10_000;
 
+// Numbers that were kept beside their one use.
+
+/// Task events a lagging reader may miss before it is told so.
+pub const TASK_EVENT_BACKLOG: usize = 256;
+
+/// Arguments longer than this, for a schema with patterns (and 64 times
+/// this for any schema), are checked off the async thread within the
+/// call's deadline.
+pub const HEAVY_ARGUMENTS: usize = 4096;
+
+/// Largest packed payload accepted (a sanity bound against a corrupt
+/// length): a packed file is at most a plugin file.
+pub const MAX_PACK_PAYLOAD: u64 = MAX_PLUGIN_FILE;
+
+/// Largest packed header accepted.
+pub const MAX_PACK_HEADER: usize = 16 << 20;
+
+/// Longest line kept in a recording: the longest request line accepted; a
+/// longer one is kept cut, marked with its length, and cannot be replayed
+/// exactly.
+pub const MAX_RECORDED_LINE: usize = MAX_LINE_BYTES;
+
+/// Most bytes of a plugin's stderr kept in one recording.
+pub const MAX_RECORDED_STDERR: usize = 1024 * 1024;
+
+/// Longest call deadline a policy may set.
+pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Shortest and longest background-task deadline a policy may set.
+pub const TASK_TIMEOUT_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(86_400);
+
 #[cfg(test)]
 mod tests;

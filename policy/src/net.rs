@@ -20,7 +20,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
-use super::wording::{Setting, worded};
+use super::settings::Setting;
+use super::wording::worded;
 use crate::limits::{MAX_LOGGED_DENIALS, MAX_LOGGED_HOST};
 
 /// The host part of a rule.

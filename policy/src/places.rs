@@ -28,30 +28,6 @@ pub fn lingxi_home() -> Option<PathBuf> {
     home().map(|home| home.join(".lingxiagent"))
 }
 
-/// What an executable's file name ends with here: `.exe` on Windows,
-/// nothing elsewhere. An installed plugin is `<id>` plus this.
-pub const EXE_SUFFIX: &str = std::env::consts::EXE_SUFFIX;
-
-/// The file name of an executable for `target` (a Rust target triple, e.g.
-/// `x86_64-pc-windows-gnu`): `name.exe` for Windows targets.
-pub fn exe_name_for(name: &str, target: &str) -> String {
-    if target.contains("-windows") {
-        format!("{name}.exe")
-    } else {
-        name.to_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn windows_executables_end_in_exe() {
-        assert_eq!(super::exe_name_for("p", "x86_64-pc-windows-gnu"), "p.exe");
-        assert_eq!(super::exe_name_for("p", "aarch64-apple-darwin"), "p");
-        assert_eq!(super::exe_name_for("p", "aarch64-unknown-linux-gnu"), "p");
-    }
-}
-
 /// Whether a resolved folder is a place many things share rather than one
 /// project's or one plugin's: a root (`/`, `C:\`, a network share), a
 /// folder directly under it (`/etc`, `/tmp`, `/home`, `C:\Windows`,

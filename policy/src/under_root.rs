@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 use super::Grant;
-use super::wording::Setting;
+use super::settings::Setting;
 
 /// How a folder under the root starts.
 pub const ROOT: &str = "{root}";

@@ -13,113 +13,8 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-/// A setting a user changes to allow or raise something: one per field of
-/// [`PolicySpec`](super::file::PolicySpec), plus the compile cache's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Setting {
-    /// Capabilities granted ([`Grant::capabilities`](super::Grant::capabilities)).
-    Grant,
-    /// The workspace root.
-    Workspace,
-    /// Extra read-only directories.
-    AllowRead,
-    /// Extra read-write directories.
-    AllowWrite,
-    /// Network destinations under `networkAccess`.
-    AllowNet,
-    /// Environment variables passed to the plugin.
-    Env,
-    /// The deadline of one call, in seconds.
-    Timeout,
-    /// The memory limit of one instance, in MiB.
-    MaxMemory,
-    /// The root of the per-plugin data directories.
-    DataRoot,
-    /// No persistent storage.
-    NoStorage,
-    /// The data directory's quota, in MiB.
-    StorageQuota,
-    /// No argument validation against tool schemas.
-    NoValidate,
-    /// The deadline of one background task, in seconds.
-    TaskTimeout,
-    /// Most background tasks of one plugin running at once.
-    MaxTasks,
-    /// The compile cache's folder.
-    CacheDir,
-    /// No compile cache.
-    NoCache,
-}
-
-impl Setting {
-    /// Every setting, in the order reports list them.
-    pub const ALL: [Setting; 16] = [
-        Setting::Grant,
-        Setting::Workspace,
-        Setting::AllowRead,
-        Setting::AllowWrite,
-        Setting::AllowNet,
-        Setting::Env,
-        Setting::Timeout,
-        Setting::MaxMemory,
-        Setting::DataRoot,
-        Setting::NoStorage,
-        Setting::StorageQuota,
-        Setting::NoValidate,
-        Setting::TaskTimeout,
-        Setting::MaxTasks,
-        Setting::CacheDir,
-        Setting::NoCache,
-    ];
-
-    /// Its key in a policy file, which is also the launcher's flag without
-    /// its dashes (both are the field's name in kebab case).
-    pub const fn key(self) -> &'static str {
-        match self {
-            Setting::Grant => "grant",
-            Setting::Workspace => "workspace",
-            Setting::AllowRead => "allow-read",
-            Setting::AllowWrite => "allow-write",
-            Setting::AllowNet => "allow-net",
-            Setting::Env => "env",
-            Setting::Timeout => "timeout",
-            Setting::MaxMemory => "max-memory",
-            Setting::DataRoot => "data-root",
-            Setting::NoStorage => "no-storage",
-            Setting::StorageQuota => "storage-quota",
-            Setting::NoValidate => "no-validate",
-            Setting::TaskTimeout => "task-timeout",
-            Setting::MaxTasks => "max-tasks",
-            Setting::CacheDir => "cache-dir",
-            Setting::NoCache => "no-cache",
-        }
-    }
-
-    /// What its value is, for words that write values in a syntax.
-    const fn shape(self) -> Shape {
-        match self {
-            Setting::Grant
-            | Setting::AllowRead
-            | Setting::AllowWrite
-            | Setting::AllowNet
-            | Setting::Env => Shape::List,
-            Setting::Timeout
-            | Setting::MaxMemory
-            | Setting::StorageQuota
-            | Setting::TaskTimeout
-            | Setting::MaxTasks => Shape::Number,
-            Setting::NoStorage | Setting::NoValidate | Setting::NoCache => Shape::Switch,
-            Setting::Workspace | Setting::DataRoot | Setting::CacheDir => Shape::Text,
-        }
-    }
-}
-
-enum Shape {
-    List,
-    Number,
-    Switch,
-    Text,
-}
+use crate::settings::Setting;
+use crate::settings::ValueShape;
 
 /// The words a front end uses for settings.
 pub trait Wording: Send + Sync {
@@ -132,6 +27,14 @@ pub trait Wording: Send + Sync {
 
     /// How the user starts a disabled plugin again, after "start it again".
     fn restart(&self) -> String;
+
+    /// The command the user runs, for messages that tell them to update it
+    /// or to run something with it (`lingxi-wasm-run` in the launcher);
+    /// `None` (the default) in a host that embeds the library, where such
+    /// messages say "this host".
+    fn program(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The library's own words: policy-file keys, in the file's syntax.
@@ -151,10 +54,10 @@ impl Wording for PolicyFileWording {
             return format!("the {key} setting");
         }
         match setting.shape() {
-            Shape::List => format!("{key} = [{value:?}]"),
-            Shape::Number => format!("{key} = {value}"),
-            Shape::Switch => format!("{key} = true"),
-            Shape::Text => format!("{key} = {value:?}"),
+            ValueShape::List => format!("{key} = [{value:?}]"),
+            ValueShape::Number => format!("{key} = {value}"),
+            ValueShape::Switch => format!("{key} = true"),
+            ValueShape::Text => format!("{key} = {value:?}"),
         }
     }
 
@@ -184,6 +87,13 @@ impl fmt::Display for Setting {
     }
 }
 
+/// The command the user runs, or "this host" (see [`Wording::program`]).
+pub fn program() -> String {
+    wording()
+        .program()
+        .unwrap_or_else(|| "this host".to_owned())
+}
+
 /// `setting` given `value`, in the process's words (for messages).
 pub fn worded(setting: Setting, value: impl fmt::Display) -> String {
     wording().setting(setting, &value.to_string())
@@ -207,25 +117,5 @@ mod tests {
             w.setting(Setting::Timeout, "SECONDS"),
             "the timeout setting"
         );
-    }
-
-    #[test]
-    fn every_policy_key_is_a_policy_file_key() {
-        // Each setting but the cache's is a key of the policy file: a file
-        // setting it parses (an unknown key would be refused).
-        for setting in Setting::ALL {
-            if matches!(setting, Setting::CacheDir | Setting::NoCache) {
-                continue;
-            }
-            let value = match setting.shape() {
-                Shape::List => r#"["1"]"#,
-                Shape::Number => "1",
-                Shape::Switch => "true",
-                Shape::Text => r#""/""#,
-            };
-            let text = format!("{} = {value}", setting.key());
-            let parsed = super::super::file::PolicySpec::from_toml(&text, "p.toml".as_ref());
-            assert!(parsed.is_ok(), "{text}: {parsed:?}");
-        }
     }
 }

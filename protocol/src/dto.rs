@@ -142,19 +142,23 @@ pub struct PerformanceDto {
 }
 
 /// `plugin.initialize` params (older hosts send none at all).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeDto {
     /// The host's IPC version (wire: `hostIPCVersion`).
-    #[serde(default, rename = "hostIPCVersion")]
+    #[serde(
+        default,
+        rename = "hostIPCVersion",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub host_ipc_version: Option<i64>,
     /// The host's LingXi Core version (wire: `coreVersion`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_version: Option<String>,
 }
 
 /// `tool.execute` params: all four are required.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecuteDto {
     /// Name of the tool to run (wire: `toolName`).
@@ -193,7 +197,7 @@ fn arguments_text<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::
 }
 
 /// `command.execute` params.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandExecuteDto {
     /// Name or alias as the user typed it (wire: `commandName`).
@@ -201,14 +205,14 @@ pub struct CommandExecuteDto {
     /// The model's raw JSON arguments text, untouched (wire: `arguments`).
     pub arguments: Vec<String>,
     /// Session the call belongs to (wire: `sessionID`).
-    #[serde(default, rename = "sessionID")]
+    #[serde(default, rename = "sessionID", skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
 }
 
 /// `hook.emit` params: all three are required (`metadata` may be `{}`).
 /// `event` stays a string so an event a newer host invents is acknowledged
 /// instead of refused.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookEmitDto {
     /// `event`: which event happened.

@@ -112,6 +112,23 @@ pub fn kind(value: &Value) -> &'static str {
     }
 }
 
+/// Encodes a request line, as a host sends one: `params` is the inner JSON
+/// (`None`: no params), nested in the doc dialect, base64 of compact JSON in
+/// Core's.
+pub fn encode_request(id: &str, method: &str, params: Option<&Value>, dialect: Dialect) -> String {
+    let mut object = Map::new();
+    object.insert("id".into(), Value::String(id.to_owned()));
+    object.insert("method".into(), Value::String(method.to_owned()));
+    if let Some(params) = params {
+        let params = match dialect {
+            Dialect::Core => Value::String(STANDARD.encode(params.to_string())),
+            Dialect::Doc => params.clone(),
+        };
+        object.insert("params".into(), params);
+    }
+    Value::Object(object).to_string()
+}
+
 /// Encodes a success response. `result` is the inner JSON; `None` is the
 /// empty result (`""` in the Core dialect, `null` in the doc dialect).
 pub fn encode_success(id: &str, result: Option<&Value>, dialect: Dialect) -> String {
@@ -148,6 +165,21 @@ pub fn encode_error(id: &str, message: &str, dialect: Dialect) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_encoded_request_decodes_in_its_dialect() {
+        let params = json!({"toolName": "t", "arguments": "{}"});
+        for dialect in [Dialect::Core, Dialect::Doc] {
+            let line = encode_request("r-1", "tool.execute", Some(&params), dialect);
+            let request = decode_request(&line).unwrap().unwrap();
+            assert_eq!(request.id, "r-1");
+            assert_eq!(request.method, "tool.execute");
+            assert_eq!(request.params.as_ref(), Some(&params));
+            assert_eq!(request.dialect, Some(dialect));
+        }
+        let bare = encode_request("r-2", "plugin.initialize", None, Dialect::Doc);
+        assert_eq!(bare, r#"{"id":"r-2","method":"plugin.initialize"}"#);
+    }
 
     #[test]
     fn core_params_are_base64_json() {

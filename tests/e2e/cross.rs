@@ -51,11 +51,7 @@ impl Cross {
 
     /// `name` with the target's executable suffix.
     fn exe_name(&self, name: &str) -> String {
-        if self.windows() {
-            format!("{name}.exe")
-        } else {
-            name.to_owned()
-        }
+        lingxi_wasm_launcher::identity::exe_name_for(name, &self.target)
     }
 
     fn exe(&self, name: &str) -> PathBuf {

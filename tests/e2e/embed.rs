@@ -453,3 +453,41 @@ fn a_thousand_sessions_come_and_go_and_give_their_memory_back() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_lone_plugin_host_hands_its_log_lines_to_its_sink() {
+    use lingxi_wasm_host::types::InitializeRequest;
+    use lingxi_wasm_host::{Grant, Limits, PluginHost};
+    tokio().block_on(async {
+        let runtime = Runtime::new().unwrap();
+        let component = runtime.load_file(&guest("probe")).await.unwrap();
+        let mut host = PluginHost::new(component, Grant::default(), Limits::default());
+        let heard: Arc<Mutex<Vec<(LogSource, String)>>> = Arc::default();
+        let sink_heard = heard.clone();
+        host.set_log_sink(Arc::new(move |line| {
+            let mut heard = sink_heard.lock().unwrap();
+            heard.push((line.source, line.text.to_owned()));
+        }));
+        host.initialize(InitializeRequest {
+            host_ipc_version: Some(1),
+            core_version: Some("1.1.0".into()),
+        })
+        .await
+        .unwrap();
+        let payload = HookPayload {
+            event: HookEvent::SessionStart,
+            subject_id: "s-1".into(),
+            metadata: vec![],
+        };
+        host.emit_hook(payload, CallOptions::default())
+            .await
+            .unwrap();
+        let heard = heard.lock().unwrap();
+        assert!(
+            heard.iter().any(
+                |(source, text)| *source == LogSource::Info && text.contains("session started")
+            ),
+            "{heard:?}"
+        );
+    });
+}

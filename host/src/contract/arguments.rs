@@ -9,14 +9,14 @@ use super::{ContractError, ResolvedPath, Roots, json, paths, schema};
 /// Where `resolve_at` is: as a JSON pointer (for messages) and as steps
 /// (for splicing).
 #[derive(Default)]
-pub(super) struct At {
+pub(super) struct SchemaPosition {
     pointer: String,
     segs: Vec<json::Seg>,
 }
 
 /// The path parameters resolved so far, and where their new values go.
 #[derive(Default)]
-pub(super) struct Found {
+pub(super) struct ResolvedPaths {
     pub(super) paths: Vec<ResolvedPath>,
     pub(super) replaced: Vec<(Vec<json::Seg>, String)>,
 }
@@ -27,8 +27,8 @@ pub(super) fn resolve_at(
     route: &[annotations::Step],
     access: PathAccess,
     roots: &Roots,
-    at: &mut At,
-    found: &mut Found,
+    at: &mut SchemaPosition,
+    found: &mut ResolvedPaths,
 ) -> Result<(), ContractError> {
     // A value of another shape than the schema says is refused even when
     // validation is off: a path must never slip through unresolved.

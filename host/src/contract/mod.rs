@@ -136,10 +136,7 @@ pub enum ContractError {
     NoApprover,
 }
 
-/// Arguments longer than this, for a schema with patterns (and 64 times
-/// this for any schema), are checked off the async thread within the
-/// call's deadline.
-const HEAVY_ARGUMENTS: usize = 4096;
+use crate::limits::HEAVY_ARGUMENTS;
 
 /// A path parameter of a call, as given and as the plugin gets it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,9 +208,9 @@ impl ToolContract {
                 return Err(ContractError::Invalid { failures });
             }
         }
-        let mut found = arguments::Found::default();
+        let mut found = arguments::ResolvedPaths::default();
         for param in &self.annotations.paths {
-            let mut at = arguments::At::default();
+            let mut at = arguments::SchemaPosition::default();
             let (route, access) = (&param.route, param.access);
             arguments::resolve_at(&mut value, route, access, roots, &mut at, &mut found)?;
         }

@@ -32,7 +32,7 @@ fn report(state: &mut HostState, kind: &str, code: ErrorCode) -> ErrorCode {
 pub(super) fn needs_network() -> String {
     format!(
         "it needs networkAccess, declared by the plugin and granted with {}",
-        crate::policy::wording::worded(crate::policy::wording::Setting::Grant, "networkAccess")
+        crate::policy::wording::worded(crate::policy::Setting::Grant, "networkAccess")
     )
 }
 

@@ -12,7 +12,7 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use crate::effects::Effects;
 use crate::policy::Capability;
-use crate::policy::wording::Setting;
+use crate::policy::settings::Setting;
 use crate::policy::{Access, Grant, NetGuard, Policy};
 
 /// Turns the decision into WASI grants on a context that starts out

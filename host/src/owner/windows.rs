@@ -73,7 +73,7 @@ impl Drop for Local {
 }
 
 pub(super) fn access(path: &Path) -> std::io::Result<Access> {
-    let me = Me::get()?;
+    let me = CurrentUser::get()?;
     let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
     let mut owner: PSID = std::ptr::null_mut();
     let mut dacl: *mut ACL = std::ptr::null_mut();
@@ -99,7 +99,7 @@ pub(super) fn access(path: &Path) -> std::io::Result<Access> {
     }
     let owner_sid = sid_string(owner)?;
     let owner = if me.is(&owner_sid) {
-        Owner::Me
+        Owner::CurrentUser
     } else if SYSTEM_SIDS.contains(&owner_sid.as_str()) {
         Owner::System
     } else {
@@ -150,13 +150,13 @@ pub(super) fn access(path: &Path) -> std::io::Result<Access> {
 
 /// This process's user and the owner its new files get (an elevated
 /// administrator's files belong to `Administrators`).
-struct Me {
+struct CurrentUser {
     user: String,
     default_owner: String,
 }
 
-impl Me {
-    fn get() -> std::io::Result<Me> {
+impl CurrentUser {
+    fn get() -> std::io::Result<CurrentUser> {
         let mut token: HANDLE = std::ptr::null_mut();
         // SAFETY: the pseudo-handle of this process; `token` is valid out.
         if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
@@ -165,7 +165,7 @@ impl Me {
         let read = |class| token_sid(token, class);
         let found = read(TokenUser).and_then(|user| {
             let default_owner = read(TokenOwner)?;
-            Ok(Me {
+            Ok(CurrentUser {
                 user,
                 default_owner,
             })

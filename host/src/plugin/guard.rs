@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::call::{Call, Reply};
 use super::recovery::classify;
-use super::{Live, PluginHost};
+use super::{LiveInstance, PluginHost};
 use crate::deadline::Deadline;
 use crate::effects::{Metered, Receipt};
 use crate::error::CallError;
@@ -268,7 +268,7 @@ impl PluginHost {
 
 /// What the call just made did: its effects, and its time, memory and
 /// output.
-fn receipt(live: &Live, took: Duration, cpu: Option<Duration>) -> Receipt {
+fn receipt(live: &LiveInstance, took: Duration, cpu: Option<Duration>) -> Receipt {
     let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
     let state = live.store.data();
     let mut receipt = state.effects.finish();

@@ -11,15 +11,15 @@ use crate::policy::files::FileGrants;
 use crate::policy::{Access, Grant};
 
 use super::call::Call;
-use super::{Live, PluginHost};
+use super::{LiveInstance, PluginHost};
 use crate::deadline::{Deadline, Expired};
 use crate::effects::Effects;
 use crate::error::CallError;
 use crate::limits::OutputBudget;
 use crate::linker::{self, names::TRAP_PATH};
 use crate::observe::LogSource;
+use crate::policy::storage::DATA_GUEST_PATH;
 use crate::stdio::GuestOutput;
-use crate::storage::DATA_GUEST_PATH;
 use crate::tasks::TaskLink;
 
 impl PluginHost {
@@ -32,7 +32,7 @@ impl PluginHost {
         grant: &Grant,
         call: &Call<'_>,
         deadline: Deadline,
-    ) -> Result<Live, CallError> {
+    ) -> Result<LiveInstance, CallError> {
         let id = self.manifest().id.clone();
         let budget = OutputBudget::new(self.limits.max_output_bytes);
         let outputs = [
@@ -101,7 +101,7 @@ impl PluginHost {
                 });
             }
         };
-        Ok(Live {
+        Ok(LiveInstance {
             store,
             bindings,
             root,

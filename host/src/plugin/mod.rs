@@ -49,7 +49,7 @@ use crate::storage::DataDir;
 use crate::tasks::{Recipe, TaskBoard};
 
 /// A live instance and what it was built with.
-struct Live {
+struct LiveInstance {
     store: Store<HostState>,
     bindings: PluginBindings,
     root: Option<PathBuf>,
@@ -73,7 +73,7 @@ pub struct PluginHost {
     policy: Policy,
     limits: Limits,
     snapshot: Option<Arc<wit::RuntimeSnapshot>>,
-    live: Option<Live>,
+    live: Option<LiveInstance>,
     /// The last successful `plugin.initialize` request: replayed on every
     /// fresh instance so a restarted plugin is active again.
     initialized_with: Option<wit::InitializeRequest>,

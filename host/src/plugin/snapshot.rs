@@ -21,7 +21,7 @@ impl PluginHost {
     }
 
     /// The same for a snapshot shared with other plugins (no copy is made).
-    pub fn share_snapshot(
+    pub(crate) fn share_snapshot(
         &mut self,
         snapshot: Arc<wit::RuntimeSnapshot>,
     ) -> Result<(), SnapshotError> {

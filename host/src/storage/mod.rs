@@ -1,6 +1,6 @@
 //! Per-plugin persistent storage: a private directory
 //! `<data root>/<plugin id>/` (LingXi's root is `~/.lingxiagent/plugin-data`),
-//! mounted read-write at [`DATA_GUEST_PATH`] and kept across restarts and
+//! mounted read-write at `DATA_GUEST_PATH` and kept across restarts and
 //! upgrades. The quota is checked after every call that may have written
 //! (`linker/writes.rs` says how that is known): a call that leaves the
 //! directory over its quota fails, and from then on the directory is mounted
@@ -10,7 +10,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use lingxi_wasm_policy::storage::{DATA_GUEST_PATH, default_root, is_safe_id};
+use lingxi_wasm_policy::storage::is_safe_id;
 
 /// One plugin's data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]

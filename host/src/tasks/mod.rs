@@ -29,7 +29,8 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::watch;
 
 pub use crate::bindings::lingxi::plugin::tasks::{Progress as TaskProgress, TaskState};
-use crate::policy::wording::{Setting, worded};
+use crate::policy::settings::Setting;
+use crate::policy::wording::worded;
 
 /// Why a task was not started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

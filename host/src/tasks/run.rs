@@ -11,7 +11,8 @@ use super::{TaskBoard, TaskState};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
 use crate::plugin::PluginHost;
-use crate::policy::wording::{Setting, worded};
+use crate::policy::settings::Setting;
+use crate::policy::wording::worded;
 
 /// The future of task `id`: runs it to its end, its deadline or its
 /// cancellation, then tells the board. Its instance is dropped before the

@@ -52,8 +52,7 @@ impl SessionTasks {
     }
 }
 
-/// Events a lagging reader may miss before it is told so.
-const EVENT_BACKLOG: usize = 256;
+use crate::limits::TASK_EVENT_BACKLOG as EVENT_BACKLOG;
 
 /// Where task events go: a channel made when the first reader subscribes
 /// (its backlog is allocated up front, and most sessions never read

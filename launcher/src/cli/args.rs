@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use lingxi_wasm_host::PolicySpec;
+use lingxi_wasm_host::{PolicySpec, Setting};
 
 /// How a packed executable is made (`pack`, `export`).
 #[derive(Debug, Args)]
@@ -62,12 +62,9 @@ pub struct GrantArgs {
     #[command(flatten)]
     pub settings: PolicySpec,
 
-    /// A TOML policy file with the same settings (grant, workspace,
-    /// allow-read, allow-write, allow-net, env, timeout, max-memory,
-    /// data-root, no-storage, storage-quota, no-validate, task-timeout,
-    /// max-tasks); flags given here
-    /// override or extend it.
-    #[arg(long, value_name = "FILE")]
+    // A TOML policy file with the same settings (its help, which names
+    // the keys, is made from their declaration).
+    #[arg(long, value_name = "FILE", help = policy_file_help())]
     pub policy: Option<PathBuf>,
 }
 
@@ -101,4 +98,18 @@ impl GrantArgs {
         };
         Ok(file.merge(self.settings.clone().with_absolute_paths()?))
     }
+}
+
+/// `--policy`'s help, naming every key of the policy file (the settings'
+/// keys, from their one declaration).
+fn policy_file_help() -> String {
+    let keys: Vec<&str> = Setting::ALL
+        .into_iter()
+        .filter(|s| s.in_policy_file())
+        .map(Setting::key)
+        .collect();
+    format!(
+        "A TOML policy file with the same settings ({}); flags given here override or extend it",
+        keys.join(", ")
+    )
 }

@@ -11,14 +11,19 @@ use crate::storage::DATA_GUEST_PATH;
 use crate::under_root;
 
 /// A folder a call needed, and whether it wrote there.
-pub(super) struct Need {
+pub(super) struct NeededFolder {
     pub(super) folder: PathBuf,
     pub(super) write: bool,
     why: String,
 }
 
 /// The folders and storage a receipt's files needed.
-pub(super) fn files(call: &str, receipt: &Receipt, needs: &mut Vec<Need>, storage: &mut Rules) {
+pub(super) fn files(
+    call: &str,
+    receipt: &Receipt,
+    needs: &mut Vec<NeededFolder>,
+    storage: &mut Rules,
+) {
     for file in &receipt.files {
         let path = Path::new(&file.path);
         if path.starts_with(DATA_GUEST_PATH) {
@@ -51,7 +56,7 @@ pub(super) fn files(call: &str, receipt: &Receipt, needs: &mut Vec<Need>, storag
             Some(from) => common(folder, Path::new(from).parent().unwrap_or(folder)),
             None => folder.to_owned(),
         };
-        needs.push(Need {
+        needs.push(NeededFolder {
             folder,
             write,
             why: format!("{call} {did} {}", file.path),
@@ -114,7 +119,7 @@ pub(super) fn lookups_only(lookups: &[(String, String)], net: &mut Rules) {
 /// the project's root if it must be kept whole (covering what is under
 /// it), else the first folder written (or read, if none was). Folders in
 /// the project are written under the host's root (`{root}/out`).
-pub(super) fn folders(needs: Vec<Need>, project: Option<&Project>) -> [Rules; 3] {
+pub(super) fn folders(needs: Vec<NeededFolder>, project: Option<&Project>) -> [Rules; 3] {
     let shown = |folder: &Path| match project.and_then(|p| folder.strip_prefix(&p.root).ok()) {
         Some(relative) => under_root::shown(relative),
         None => folder.display().to_string(),
@@ -126,13 +131,13 @@ pub(super) fn folders(needs: Vec<Need>, project: Option<&Project>) -> [Rules; 3]
     if let Some((root, why)) = kept {
         workspace.add(shown(root), || why.clone());
     }
-    let outside = |n: &&Need| kept.is_none_or(|(root, _)| !n.folder.starts_with(root));
-    let writes: Vec<&Need> = needs.iter().filter(|n| n.write).filter(outside).collect();
-    let reads: Vec<&Need> = needs.iter().filter(|n| !n.write).filter(outside).collect();
-    let top = |list: &[&Need], others: &[&Need]| {
+    let outside = |n: &&NeededFolder| kept.is_none_or(|(root, _)| !n.folder.starts_with(root));
+    let writes: Vec<&NeededFolder> = needs.iter().filter(|n| n.write).filter(outside).collect();
+    let reads: Vec<&NeededFolder> = needs.iter().filter(|n| !n.write).filter(outside).collect();
+    let top = |list: &[&NeededFolder], others: &[&NeededFolder]| {
         let mut rules = Rules::default();
         for need in list {
-            let covered = |other: &&Need| {
+            let covered = |other: &&NeededFolder| {
                 other.folder != need.folder && need.folder.starts_with(&other.folder)
             };
             if list.iter().any(covered) || others.iter().any(|o| need.folder.starts_with(&o.folder))

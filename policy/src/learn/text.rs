@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::{Refusal, Rules};
 use crate::file::PolicySpec;
+use crate::settings::{Kind, Setting, toml_list, toml_string};
 use crate::text::printable;
 
 /// The rules of each key, with their reasons.
@@ -28,41 +29,63 @@ pub(super) fn render(
     refused: &[(String, Refusal)],
 ) -> String {
     let mut out = format!(
-        "# Learned by {} learn from {calls} call{}: the narrowest policy that\n\
+        "# Learned by {} {} learn from {calls} call{}: the narrowest policy that\n\
          # covers what they used. Each rule names the calls that needed it.\n\
          # A folder is mounted whole (the format cannot mount one file).\n",
-        concat!("lingxi-wasm-run ", env!("CARGO_PKG_VERSION")),
+        crate::wording::program(),
+        env!("CARGO_PKG_VERSION"),
         if calls == 1 { "" } else { "s" },
     );
     out.push('\n');
     match &spec.grant {
         Some(names) if names.iter().any(|n| n != "none") => {
-            single(&mut out, "grant", &list(names), sections.grant);
+            single(
+                &mut out,
+                Setting::Grant.key(),
+                &toml_list(names),
+                sections.grant,
+            );
         }
-        _ => out.push_str("# no call used a capability\ngrant = [\"none\"]\n\n"),
+        _ => {
+            let _ = writeln!(
+                out,
+                "# no call used a capability\n{} = [\"none\"]\n",
+                Setting::Grant.key()
+            );
+        }
     }
     if let Some(workspace) = &spec.workspace {
-        let value = quoted(&workspace.display().to_string());
-        single(&mut out, "workspace", &value, sections.workspace);
+        let value = toml_string(&workspace.display().to_string());
+        single(
+            &mut out,
+            Setting::Workspace.key(),
+            &value,
+            sections.workspace,
+        );
     }
-    array(&mut out, "allow-read", sections.allow_read, "");
-    array(&mut out, "allow-write", sections.allow_write, "");
-    array(&mut out, "allow-net", sections.allow_net, "");
+    array(&mut out, Setting::AllowRead, sections.allow_read, "");
+    array(&mut out, Setting::AllowWrite, sections.allow_write, "");
+    array(&mut out, Setting::AllowNet, sections.allow_net, "");
     array(
         &mut out,
-        "env",
+        Setting::Env,
         sections.env,
         "# WASI hands a plugin its whole environment when it first reads it:\n\
          # these are the variables it was handed. Values are never written\n\
          # here: each is read from the launcher's environment at start.\n",
     );
     if spec.no_storage {
-        out.push_str("# no call used the data directory\nno-storage = true\n\n");
+        let _ = writeln!(
+            out,
+            "# no call used the data directory\n{} = true\n",
+            Setting::NoStorage.key()
+        );
     } else {
         reasons(&mut out, sections.storage);
         out.push_str("# (storage stays on: the plugin's data directory)\n");
         if let Some(root) = &spec.data_root {
-            let _ = writeln!(out, "data-root = {}", quoted(&root.display().to_string()));
+            let root = toml_string(&root.display().to_string());
+            let _ = writeln!(out, "{} = {root}", Setting::DataRoot.key());
         }
         out.push('\n');
     }
@@ -81,20 +104,14 @@ pub(super) fn render(
     out
 }
 
-/// The limits copied from the ceiling (not grants; kept as given).
+/// The limits copied from the ceiling (not grants; kept as given): every
+/// setting of [`Kind::Limit`] the ceiling sets.
 fn limits(out: &mut String, spec: &PolicySpec) {
     let before = out.len();
-    if let Some(timeout) = spec.timeout {
-        let _ = writeln!(out, "timeout = {timeout:?}");
-    }
-    if let Some(mib) = spec.max_memory {
-        let _ = writeln!(out, "max-memory = {mib}");
-    }
-    if let Some(mib) = spec.storage_quota {
-        let _ = writeln!(out, "storage-quota = {mib}");
-    }
-    if spec.no_validate {
-        out.push_str("no-validate = true\n");
+    for setting in Setting::of_kind(Kind::Limit) {
+        if let Some(value) = spec.written(setting) {
+            let _ = writeln!(out, "{} = {value}", setting.key());
+        }
     }
     if out.len() > before {
         out.insert_str(before, "# limits, as the ceiling gave them\n");
@@ -109,17 +126,17 @@ fn single(out: &mut String, key: &str, value: &str, rules: &Rules) {
 }
 
 /// `key = [...]`, each value under its reasons; nothing if empty.
-fn array(out: &mut String, key: &str, rules: &Rules, note: &str) {
+fn array(out: &mut String, setting: Setting, rules: &Rules, note: &str) {
     if rules.0.is_empty() {
         return;
     }
     out.push_str(note);
-    let _ = writeln!(out, "{key} = [");
+    let _ = writeln!(out, "{} = [", setting.key());
     for rule in &rules.0 {
         for why in &rule.why {
             let _ = writeln!(out, "  # {}", printable(why));
         }
-        let _ = writeln!(out, "  {},", quoted(&rule.value));
+        let _ = writeln!(out, "  {},", toml_string(&rule.value));
     }
     out.push_str("]\n\n");
 }
@@ -131,15 +148,4 @@ fn reasons(out: &mut String, rules: &Rules) {
             let _ = writeln!(out, "# {}", printable(why));
         }
     }
-}
-
-/// A TOML string (a JSON string is a TOML basic string).
-fn quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
-}
-
-/// A TOML array of strings on one line.
-fn list(values: &[String]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| quoted(v)).collect();
-    format!("[{}]", quoted.join(", "))
 }

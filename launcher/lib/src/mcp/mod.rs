@@ -26,7 +26,7 @@ use lingxi_wasm_host::types::InitializeRequest;
 use lingxi_wasm_host::{PluginComponent, PluginOptions, PluginSet, Policy, PolicySpec, Runtime};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
-use handler::{Channel, Handler, Shared};
+use handler::{Channel, Handler, ServerState};
 
 pub use approval::APPROVAL_KEY;
 pub use http::{HttpArgs, HttpOptions};
@@ -82,7 +82,7 @@ pub fn serve(
 }
 
 /// Serves one session over stdin/stdout.
-async fn stdio(shared: Arc<Shared>) -> Result<()> {
+async fn stdio(shared: Arc<ServerState>) -> Result<()> {
     let handler = Handler::open(shared, "mcp".into(), Channel::Stdio)?;
     let session = handler.session();
     let transport = rmcp::transport::io::stdio_pipes();
@@ -101,8 +101,8 @@ async fn shared(
     plugins: Plugins,
     spec: &PolicySpec,
     seal: approval::Seal,
-) -> Result<Shared> {
-    let (mut grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+) -> Result<ServerState> {
+    let (mut grant, limits) = spec.resolve_from_environment()?;
     // The root until the client's MCP roots say otherwise: --workspace,
     // else the working directory unless it is too broad to be one. It
     // reaches the plugin as its snapshot's root.
@@ -204,7 +204,7 @@ async fn shared(
         implementation.name
     ))
     .with_server_info(implementation);
-    Ok(Shared {
+    Ok(ServerState {
         set,
         offer,
         info,

@@ -25,7 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{Channel, Handler, Shared};
+use super::handler::{Channel, Handler, ServerState};
 use door::{Door, ENDPOINT};
 use usage::{Activity, Clients, Sessions};
 
@@ -43,7 +43,7 @@ pub const MAX_CONNECTIONS: usize = 1024;
 const DRAIN_MARGIN: Duration = Duration::from_secs(5);
 
 /// Serves `shared` over HTTP as `options` say, until a signal stops it.
-pub async fn serve(shared: Arc<Shared>, options: HttpOptions) -> Result<()> {
+pub async fn serve(shared: Arc<ServerState>, options: HttpOptions) -> Result<()> {
     let listener = TcpListener::bind(options.listen)
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
@@ -131,7 +131,7 @@ pub async fn serve(shared: Arc<Shared>, options: HttpOptions) -> Result<()> {
 }
 
 /// The front door with rmcp's service behind it.
-fn door(shared: Arc<Shared>, options: &HttpOptions, stop: &CancellationToken) -> Door {
+fn door(shared: Arc<ServerState>, options: &HttpOptions, stop: &CancellationToken) -> Door {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
         .with_json_response(options.stateless)

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Dir, Lines, Recorder, Shared};
+use super::{Dir, Lines, Recorder, SharedRecorder};
 
 /// The command that runs `plugin`: a component (a file that starts with the
 /// wasm magic) runs under this launcher with `args`; anything else (a packed
@@ -102,7 +102,7 @@ fn pump(
     mut from: impl Read,
     mut to: impl Write,
     dir: Dir,
-    recorder: &Shared,
+    recorder: &SharedRecorder,
 ) -> std::io::Result<()> {
     let mut lines = Lines::new(dir);
     let mut buf = vec![0u8; 64 * 1024];

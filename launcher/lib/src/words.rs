@@ -25,6 +25,10 @@ impl Wording for Flags {
     fn restart(&self) -> String {
         "by restarting the launcher".to_owned()
     }
+
+    fn program(&self) -> Option<String> {
+        Some("lingxi-wasm-run".to_owned())
+    }
 }
 
 /// `value` as a shell takes it as one word: as it is when it holds only

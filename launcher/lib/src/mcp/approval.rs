@@ -293,11 +293,11 @@ fn state(call: &PreparedCall) -> String {
 /// approval callback lets each through once. A call to a tool that
 /// requires approval that nobody asked about is refused.
 #[derive(Default)]
-pub struct Desk {
+pub struct AcceptedCalls {
     accepted: Mutex<Vec<String>>,
 }
 
-impl Desk {
+impl AcceptedCalls {
     /// The user accepted `call`.
     pub fn accept(&self, call: &PreparedCall) {
         if let Ok(mut accepted) = self.accepted.lock() {

@@ -186,7 +186,7 @@ pub fn serve(
     spec: &PolicySpec,
     record: Option<&std::path::Path>,
 ) -> Result<()> {
-    let (grant, limits) = spec.resolve(|key| std::env::var(key).ok())?;
+    let (grant, limits) = spec.resolve_from_environment()?;
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!spec.no_validate);
     let id = host.manifest().id.clone();

@@ -10,11 +10,11 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use super::approval::Desk;
-use super::handler::{Handler, Shared};
-use super::tasks::{Bridge, Place};
+use super::approval::AcceptedCalls;
+use super::handler::{Handler, ServerState};
+use super::tasks::{McpTasks, Place};
 
-impl Shared {
+impl ServerState {
     /// Where stateless requests' tasks live: one session of the set for
     /// the server's life; none if no tool starts tasks.
     pub(super) fn request_place(&self) -> Option<Arc<Place>> {
@@ -26,7 +26,7 @@ impl Shared {
             let session = opened
                 .map_err(|e| tracing::warn!("no MCP tasks for stateless requests: {e}"))
                 .ok()?;
-            let desk = Arc::new(Desk::default());
+            let desk = Arc::new(AcceptedCalls::default());
             let accepted = desk.clone();
             let session = session.with_approval(move |call| {
                 let approved = accepted.take(call);
@@ -35,7 +35,7 @@ impl Shared {
             Some(Arc::new(Place {
                 session: Arc::new(session),
                 desk,
-                bridge: Bridge::new(self.task_ttl, self.task_records),
+                mcp_tasks: McpTasks::new(self.task_ttl, self.task_records),
             }))
         });
         made.clone()
@@ -83,7 +83,7 @@ impl Handler {
         // Only a connection has a peer to tell of the end.
         let peer = (!self.http || (self.back_channel && self.tasks.is_some()))
             .then(|| context.peer.clone());
-        place.bridge.adopt(handle, said, peer)
+        place.mcp_tasks.adopt(handle, said, peer)
     }
 
     /// Where the tasks `context` may name live, or why there are none.

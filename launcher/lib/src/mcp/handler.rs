@@ -1,5 +1,5 @@
 //! The MCP side of one sandbox session: an rmcp [`ServerHandler`] that
-//! lists what [`Shared::offer`] holds and runs calls in its own
+//! lists what [`ServerState::offer`] holds and runs calls in its own
 //! [`Session`] of the plugin set. Over stdio there is one for the whole
 //! connection; over HTTP one per MCP session, or one per request with
 //! `--stateless`.
@@ -18,12 +18,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 
-use super::approval::{self, Answer, Asker, Desk};
-use super::tasks::{Bridge, Place};
+use super::approval::{self, AcceptedCalls, Answer, Asker};
+use super::tasks::{McpTasks, Place};
 use super::{map, roots};
 
 /// What every handler of one server shares.
-pub struct Shared {
+pub struct ServerState {
     /// The plugins; each handler opens a session of its own.
     pub set: PluginSet,
     /// What is offered over MCP.
@@ -59,7 +59,7 @@ pub enum Channel {
 
 /// The MCP side of one plugin-set session.
 pub struct Handler {
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<ServerState>,
     pub(super) session: Arc<Session>,
     /// Held by a call while it runs, so that its deadline starts when it
     /// does (not while it waits for the call before it); concurrency-safe
@@ -70,7 +70,7 @@ pub struct Handler {
     /// workspace is the server's to choose).
     roots: Option<roots::Roots>,
     /// Calls the user accepted.
-    desk: Arc<Desk>,
+    desk: Arc<AcceptedCalls>,
     /// Whether the server can send the client requests (`elicitation/create`).
     pub(super) back_channel: bool,
     /// Where plugin tasks become MCP tasks for a connection that outlives
@@ -85,8 +85,12 @@ pub struct Handler {
 
 impl Handler {
     /// A handler with a new session `id` of the shared set.
-    pub fn open(shared: Arc<Shared>, id: String, channel: Channel) -> Result<Self, SnapshotError> {
-        let desk = Arc::new(Desk::default());
+    pub fn open(
+        shared: Arc<ServerState>,
+        id: String,
+        channel: Channel,
+    ) -> Result<Self, SnapshotError> {
+        let desk = Arc::new(AcceptedCalls::default());
         let accepted = desk.clone();
         let session = shared.set.session(id, shared.snapshot.clone())?;
         let session = Arc::new(session.with_approval(move |call| {
@@ -103,7 +107,7 @@ impl Handler {
             Arc::new(Place {
                 session: session.clone(),
                 desk: desk.clone(),
-                bridge: Bridge::new(shared.task_ttl, shared.task_records),
+                mcp_tasks: McpTasks::new(shared.task_ttl, shared.task_records),
             })
         });
         Ok(Handler {
@@ -133,7 +137,7 @@ impl Handler {
     /// Runs `name`: a tool that requires approval once its user accepted.
     async fn run(
         &self,
-        (session, desk): (&Session, &Desk),
+        (session, desk): (&Session, &AcceptedCalls),
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         options: CallOptions,
@@ -269,7 +273,7 @@ impl ServerHandler for Handler {
             false => None,
         };
         let as_task =
-            task_owner.filter(|_| place.is_some() && Bridge::client_takes_tasks(&context));
+            task_owner.filter(|_| place.is_some() && McpTasks::client_takes_tasks(&context));
         let slot = (asked || logged || as_task.is_some()).then(ReceiptSlot::new);
         let options = match &slot {
             Some(slot) => CallOptions::default().with_receipt(slot),
@@ -304,7 +308,7 @@ impl ServerHandler for Handler {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.place_of(&context)?.bridge.get(&request.task_id)
+        self.place_of(&context)?.mcp_tasks.get(&request.task_id)
     }
 
     async fn cancel_task(
@@ -312,7 +316,7 @@ impl ServerHandler for Handler {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.place_of(&context)?.bridge.cancel(&request.task_id)
+        self.place_of(&context)?.mcp_tasks.cancel(&request.task_id)
     }
 
     async fn update_task(
@@ -320,7 +324,7 @@ impl ServerHandler for Handler {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.place_of(&context)?.bridge.get(&request.task_id)?;
+        self.place_of(&context)?.mcp_tasks.get(&request.task_id)?;
         Err(ErrorData::invalid_params(
             "this server's tasks never ask for input: there is nothing to update",
             None,

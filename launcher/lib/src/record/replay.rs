@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use lingxi_wasm_host::printable;
 
-use super::MAX_RECORDED_LINE;
 use super::diff::{self, Mask};
+use lingxi_wasm_policy::limits::MAX_RECORDED_LINE;
 
 /// Responses past the end of the recording shown before the replay stops.
 const MAX_EXTRA: usize = 20;

@@ -5,7 +5,7 @@
 use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Dir, Lines, Recorder, Shared};
+use super::{Dir, Lines, Recorder, SharedRecorder};
 
 /// The file a session of plugin `id` is recorded into: a new one in `dir`,
 /// named after the plugin, the time and the process.
@@ -19,7 +19,7 @@ pub fn session_file(dir: &Path, id: &str) -> PathBuf {
 
 /// An open recording of this process's own session.
 pub struct Tee {
-    recorder: Shared,
+    recorder: SharedRecorder,
 }
 
 impl Tee {
@@ -92,7 +92,7 @@ impl Tee {
 pub struct Reader<R> {
     inner: R,
     lines: Lines,
-    recorder: Shared,
+    recorder: SharedRecorder,
 }
 
 impl<R: BufRead> Read for Reader<R> {
@@ -129,7 +129,7 @@ impl<R: BufRead> BufRead for Reader<R> {
 pub struct Writer<W> {
     inner: W,
     lines: Lines,
-    recorder: Shared,
+    recorder: SharedRecorder,
 }
 
 impl<W: Write> Write for Writer<W> {

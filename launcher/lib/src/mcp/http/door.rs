@@ -28,7 +28,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use subtle::ConstantTimeEq;
 
-use super::replies::{Held, Reply, explained, plain};
+use super::replies::{CountedBody, Reply, explained, plain};
 use super::usage::{Activity, Clients, Sessions};
 use crate::mcp::handler::Handler;
 
@@ -129,7 +129,7 @@ impl Door {
         self.note(&method, session.as_deref(), &reply);
         // The turn ends when the answer (maybe a stream) has been sent.
         reply.map(|body| {
-            let held = Held {
+            let held = CountedBody {
                 body,
                 _turn: turn,
                 _busy: busy,

@@ -25,7 +25,7 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions, current_timestamp};
 use rmcp::{RoleServer, model::JsonObject};
 
-use super::approval::Desk;
+use super::approval::AcceptedCalls;
 use super::map;
 
 /// How often a client is told to poll, and how often the status message
@@ -41,13 +41,13 @@ pub struct Place {
     /// its boards).
     pub session: Arc<Session>,
     /// The calls its users accepted (see `approval`).
-    pub desk: Arc<Desk>,
+    pub desk: Arc<AcceptedCalls>,
     /// Its MCP tasks.
-    pub bridge: Bridge,
+    pub mcp_tasks: McpTasks,
 }
 
 /// The MCP tasks of one place.
-pub struct Bridge {
+pub struct McpTasks {
     manager: TaskManager,
     /// How long an MCP task is kept: the plugin task's deadline and then
     /// how long its result is kept.
@@ -59,11 +59,11 @@ pub struct Bridge {
     most: usize,
 }
 
-impl Bridge {
-    /// A bridge whose tasks live `ttl` from their start, at most `most` at
+impl McpTasks {
+    /// MCP tasks that live `ttl` from their start, at most `most` at
     /// once.
     pub fn new(ttl: Duration, most: usize) -> Self {
-        Bridge {
+        McpTasks {
             manager: TaskManager::new(),
             ttl,
             made: Default::default(),
@@ -136,7 +136,7 @@ impl Bridge {
     }
 }
 
-impl Drop for Bridge {
+impl Drop for McpTasks {
     /// The connection ended: its MCP tasks end (their plugin tasks end
     /// with the session).
     fn drop(&mut self) {

@@ -91,13 +91,13 @@ pub async fn explained(reply: Reply, method: &Method) -> Reply {
 
 /// A reply's body that keeps its request counted (its client's turn, its
 /// session's activity) until it ends.
-pub struct Held {
+pub struct CountedBody {
     pub body: BoxBody<Bytes, Infallible>,
     pub _turn: Option<Turn>,
     pub _busy: Option<Busy>,
 }
 
-impl Body for Held {
+impl Body for CountedBody {
     type Data = Bytes;
     type Error = Infallible;
 

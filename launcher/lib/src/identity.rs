@@ -57,8 +57,25 @@ fn parse(rest: &[u8]) -> Option<Mark> {
     }
 }
 
+/// The file name of an executable for `target` (a Rust target triple, e.g.
+/// `x86_64-pc-windows-gnu`): `name.exe` for Windows targets.
+pub fn exe_name_for(name: &str, target: &str) -> String {
+    if target.contains("-windows") {
+        format!("{name}.exe")
+    } else {
+        name.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn windows_executables_end_in_exe() {
+        assert_eq!(super::exe_name_for("p", "x86_64-pc-windows-gnu"), "p.exe");
+        assert_eq!(super::exe_name_for("p", "aarch64-apple-darwin"), "p");
+        assert_eq!(super::exe_name_for("p", "aarch64-unknown-linux-gnu"), "p");
+    }
+
     #[test]
     fn a_mark_is_found_where_it_stands() {
         let mut bytes = b"\x7fELF....".to_vec();

@@ -46,11 +46,7 @@ pub use proxy::{plugin_command, record};
 pub use replay::{ReplayArgs, replay, requests};
 pub use tee::Tee;
 
-/// Longest line kept in a recording; a longer one is kept cut, marked with
-/// its length, and cannot be replayed exactly.
-pub(super) const MAX_RECORDED_LINE: usize = 64 * 1024 * 1024;
-/// Most bytes of a plugin's stderr kept in one recording.
-const MAX_RECORDED_STDERR: usize = 1024 * 1024;
+use lingxi_wasm_policy::limits::{MAX_RECORDED_LINE, MAX_RECORDED_STDERR};
 
 /// Which way a line went.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -81,11 +77,14 @@ pub struct Recorder {
 }
 
 /// A recorder shared by the threads (or the reader and writer) that feed it.
-pub type Shared = Arc<Mutex<Recorder>>;
+pub type SharedRecorder = Arc<Mutex<Recorder>>;
 
 impl Recorder {
     /// Starts a recording on `out` of a session run as `command`.
-    pub fn new(mut out: Box<dyn Write + Send>, command: &[String]) -> std::io::Result<Shared> {
+    pub fn new(
+        mut out: Box<dyn Write + Send>,
+        command: &[String],
+    ) -> std::io::Result<SharedRecorder> {
         let started = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -254,7 +253,7 @@ impl Lines {
     }
 
     /// Feeds bytes; every completed line goes to `recorder`.
-    pub fn feed(&mut self, recorder: &Shared, mut bytes: &[u8]) {
+    pub fn feed(&mut self, recorder: &SharedRecorder, mut bytes: &[u8]) {
         while let Some(i) = bytes.iter().position(|b| *b == b'\n') {
             self.take(&bytes[..i]);
             self.emit(recorder, false);
@@ -264,7 +263,7 @@ impl Lines {
     }
 
     /// The end of the stream: an unterminated last line is recorded.
-    pub fn finish(&mut self, recorder: &Shared) {
+    pub fn finish(&mut self, recorder: &SharedRecorder) {
         if self.total > 0 {
             self.emit(recorder, true);
         }
@@ -276,7 +275,7 @@ impl Lines {
         self.total += bytes.len();
     }
 
-    fn emit(&mut self, recorder: &Shared, partial: bool) {
+    fn emit(&mut self, recorder: &SharedRecorder, partial: bool) {
         if let Ok(mut r) = recorder.lock() {
             r.line(self.dir, &self.buf, self.total, partial);
         }
