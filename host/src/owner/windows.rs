@@ -99,7 +99,7 @@ pub(super) fn access(path: &Path) -> std::io::Result<Access> {
     }
     let owner_sid = sid_string(owner)?;
     let owner = if me.is(&owner_sid) {
-        Owner::CurrentUser
+        Owner::Me
     } else if SYSTEM_SIDS.contains(&owner_sid.as_str()) {
         Owner::System
     } else {
