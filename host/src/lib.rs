@@ -143,7 +143,7 @@ pub use policy::{
     Grant, NetRule, Policy, PolicyError, PolicyFileWording, PolicySpec, Setting, Wording,
     set_wording,
 };
-pub use server::{RECEIPT_TARGET, ReceiptSink, Server};
+pub use server::{ReceiptSink, Server};
 pub use set::{
     ApprovalFuture, Approver, Catalog, CatalogCommand, CatalogTool, HookOutcome, NewGrants,
     PluginOptions, PluginSet, PreparedCall, Session, no_grant,

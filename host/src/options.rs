@@ -15,8 +15,7 @@ use crate::limits::Limits;
 ///   ([`Limits::call_timeout`]), counted from when the call is made;
 /// - a tool's own timeout (`x-lingxi-timeout-ms`) shortens it, from when
 ///   the tool starts;
-/// - no receipt is kept (unless the plugin keeps every call's,
-///   [`PluginHost::keep_receipts`](crate::PluginHost::keep_receipts)).
+/// - no receipt is kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CallOptions {

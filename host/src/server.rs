@@ -23,24 +23,14 @@ pub struct Server {
     front: Dispatcher,
     /// Runs the calls; `None` only while being dropped.
     tokio: Option<tokio::runtime::Runtime>,
-    /// Every call's receipt, when the log takes them (see
-    /// [`RECEIPT_TARGET`]) or a sink was given.
-    receipts: Option<ReceiptSlot>,
-    /// Whether receipts are logged.
-    logged: bool,
-    /// Where each receipt goes before its response is written.
-    sink: Option<ReceiptSink>,
+    /// Every call's receipt, and where it goes before the call's response
+    /// is written ([`Server::on_receipt`]).
+    receipts: Option<(ReceiptSlot, ReceiptSink)>,
 }
 
 /// What [`Server::on_receipt`] hands each receipt to, with the `id` of
 /// the response it belongs to (as the response line has it).
 pub type ReceiptSink = Box<dyn FnMut(Option<&serde_json::Value>, &crate::effects::Receipt) + Send>;
-
-/// The `tracing` target receipts are logged under, at debug: a server whose
-/// log takes them (`LINGXI_WASM_LOG=lingxi_wasm::receipt=debug` in the
-/// launcher) records every call's effects and logs them as one JSON line
-/// after its response; otherwise it records nothing.
-pub const RECEIPT_TARGET: &str = "lingxi_wasm::receipt";
 
 impl Server {
     /// A session for `host`. Until a request carries params, answers use the
@@ -53,46 +43,38 @@ impl Server {
     /// The same on a runtime the caller made (e.g. the one that loaded the
     /// plugin, see [`crate::call_runtime`]). It must be a current-thread
     /// runtime with time and I/O enabled.
-    /// If the log takes receipts ([`RECEIPT_TARGET`]) and `host` keeps
-    /// none already, every call's receipt is logged.
-    pub fn with_runtime(mut host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
+    pub fn with_runtime(host: PluginHost, tokio: tokio::runtime::Runtime) -> Self {
         let plugin = host.manifest().id.clone();
-        let logged = tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG);
-        let receipts = (logged && !host.keeps_receipts()).then(ReceiptSlot::new);
-        if receipts.is_some() {
-            host.keep_receipts(receipts.clone());
-        }
         Server {
             host,
             front: Dispatcher::new(Some(plugin.clone())),
             plugin,
             tokio: Some(tokio),
-            receipts,
-            logged,
-            sink: None,
+            receipts: None,
         }
     }
 
-    /// Hands every call's receipt to `sink`, before the call's response is
-    /// written (a recording keeps it with the response).
+    /// Hands every call's receipt to `sink` (the one way a server keeps
+    /// receipts): each line's, also `plugin.initialize`'s, before its
+    /// response is written, with the `id` the response carries. A plugin in
+    /// learning mode ([`PluginHost::set_learning`]) keeps the longer lists
+    /// of [`ReceiptSlot::for_learning`]. A second sink replaces the first.
     pub fn on_receipt(&mut self, sink: ReceiptSink) {
-        let slot = self.receipts.get_or_insert_with(ReceiptSlot::new).clone();
-        self.host.keep_receipts(Some(slot));
-        self.sink = Some(sink);
+        let slot = match self.host.learning() {
+            true => ReceiptSlot::for_learning(),
+            false => ReceiptSlot::new(),
+        };
+        self.host.keep_receipts(slot.clone());
+        self.receipts = Some((slot, sink));
     }
 
-    /// Logs the receipt of the call just answered and hands it to the
-    /// sink, with the id its response carries.
+    /// Hands the receipt of the call just answered to the sink, with the
+    /// id its response carries.
     fn pass_receipt(&mut self) {
-        let Some(receipt) = self.receipts.as_ref().and_then(ReceiptSlot::take) else {
+        let Some((slot, sink)) = &mut self.receipts else {
             return;
         };
-        if self.logged {
-            let json = serde_json::to_string(&receipt).unwrap_or_default();
-            let json = crate::text::printable(&json);
-            tracing::debug!(target: RECEIPT_TARGET, plugin = %self.plugin, "receipt {json}");
-        }
-        if let Some(sink) = &mut self.sink {
+        if let Some(receipt) = slot.take() {
             let id = (self.front.answered_id()).map(|id| serde_json::Value::String(id.to_owned()));
             sink(id.as_ref(), &receipt);
         }

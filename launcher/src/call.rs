@@ -4,11 +4,12 @@
 //! then the one call.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::protocol::method;
 use lingxi_wasm_host::{
-    PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable, printable_lines,
+    PluginHost, PolicySpec, Receipt, Runtime, Server, printable, printable_lines,
 };
 use serde_json::Value;
 
@@ -106,18 +107,17 @@ pub fn call(
         None => current_project("run a plugin with project files in")?,
     };
     host.set_validation(!spec.no_validate);
-    let receipts = effects.map(|_| ReceiptSlot::new());
-    host.keep_receipts(receipts.clone());
     lingxi_wasm_launcher::words::say_grants(&host.manifest().id, host.policy(), host.grant());
     let mut server = Server::with_runtime(host, tokio);
+    let receipts = effects.map(|_| receipts_of(&mut server));
     let snapshot = (method::SNAPSHOT, requests::snapshot("snapshot", &root));
     let initialize = (method::INITIALIZE, requests::initialize("init"));
     let mut handshake = Value::Null;
     for (method, setup) in [snapshot, initialize] {
         let answer = answer(&mut server, &setup)?;
         // Only the call's own receipt is written.
-        if let Some(slot) = &receipts {
-            slot.take();
+        if let Some(receipts) = &receipts {
+            receipts.try_iter().for_each(drop);
         }
         if let Some(error) = answer.get("error").and_then(Value::as_str) {
             bail!("{method:?} failed: {}", printable(error));
@@ -134,8 +134,8 @@ pub fn call(
         }
     }
     let line = server.handle_line(&target.request());
-    if let (Some(file), Some(slot)) = (effects, &receipts) {
-        write_receipt(file, slot.take())?;
+    if let (Some(file), Some(receipts)) = (effects, &receipts) {
+        write_receipt(file, receipts.try_iter().last())?;
     }
     let line = line.context("the launcher gave no answer")?;
     let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
@@ -189,8 +189,18 @@ pub struct Output<'a> {
     pub effects: Option<&'a Path>,
 }
 
+/// The receipts of the calls `server` answers from now on, in order.
+pub(crate) fn receipts_of(server: &mut Server) -> mpsc::Receiver<Receipt> {
+    let (sender, receiver) = mpsc::channel();
+    server.on_receipt(Box::new(move |_, receipt| {
+        // The receiver lives as long as the server: a send cannot fail.
+        let _ = sender.send(receipt.clone());
+    }));
+    receiver
+}
+
 /// Writes the call's receipt (or `null` if the plugin never ran) to `file`.
-fn write_receipt(file: &Path, receipt: Option<lingxi_wasm_host::Receipt>) -> Result<()> {
+fn write_receipt(file: &Path, receipt: Option<Receipt>) -> Result<()> {
     let text = serde_json::to_string_pretty(&receipt)? + "\n";
     std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::protocol::{method, wire};
-use lingxi_wasm_host::{PluginHost, PolicySpec, ReceiptSlot, Runtime, Server, printable};
+use lingxi_wasm_host::{PluginHost, PolicySpec, Runtime, Server, printable};
 use lingxi_wasm_policy::learn::{Project, learn as learn_policy};
 use lingxi_wasm_policy::under_root;
 use serde_json::Value;
@@ -69,18 +69,17 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     host.set_validation(!ceiling.no_validate);
     host.set_learning(true)
         .context("cannot start learning mode")?;
-    let slot = ReceiptSlot::for_learning();
-    host.keep_receipts(Some(slot.clone()));
     let id = host.manifest().id.clone();
     eprintln!("learning {} within {}", printable(&id), root.display());
     for line in host.policy().report(host.grant()) {
         eprintln!("  note: {line}");
     }
     let mut server = Server::with_runtime(host, tokio);
+    let taken = crate::call::receipts_of(&mut server);
     let mut receipts = Vec::new();
     let mut send = |request: &[u8]| -> Option<Value> {
         let answer = server.handle_bytes(request);
-        receipts.extend(slot.take());
+        receipts.extend(taken.try_iter());
         serde_json::from_str(&answer?).ok()
     };
     let setup = [

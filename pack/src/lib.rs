@@ -320,7 +320,7 @@ pub enum BuildError {
     Header(serde_json::Error),
     /// The base cannot carry a payload where its platform needs it.
     #[error(
-        "cannot pack on this base: {0}; use a plain lingxi-wasm-rt or lingxi-wasm-run built for the platform"
+        "cannot pack on this base: {0}; use a plain base (the runtime-only base or the launcher, as built) for the platform"
     )]
     Base(String),
 }

@@ -3,12 +3,12 @@
 //! plugin meets WASI, bounded for a plugin that touches everything.
 
 use std::path::Path;
+use std::sync::mpsc;
 use std::time::Duration;
 
-use lingxi_wasm_host::types::{InitializeRequest, ToolCall};
 use lingxi_wasm_host::{
     CallOptions, Grant, Limits, NetRule, PluginHost, PluginOptions, PluginSet, Receipt,
-    ReceiptSlot, Runtime, Session,
+    ReceiptSlot, Runtime, Server, Session,
 };
 use lingxi_wasm_policy::limits::MAX_RECEIPT_ENTRIES;
 
@@ -194,38 +194,39 @@ fn a_call_that_crashes_still_gets_its_receipt() {
 
 #[test]
 fn the_call_that_reads_the_environment_names_what_it_was_handed() {
-    tokio().block_on(async {
+    let tokio = lingxi_wasm_host::call_runtime().unwrap();
+    let component = tokio.block_on(async {
         let runtime = Runtime::new().unwrap();
-        let component = runtime.load_file(&guest("testbed")).await.unwrap();
-        let grant = Grant {
-            env: vec![("LANG".into(), "C".into()), ("MODE".into(), "x".into())],
-            ..Grant::default()
-        };
-        let mut host = PluginHost::new(component, grant, Limits::default());
-        let slot = ReceiptSlot::new();
-        host.keep_receipts(Some(slot.clone()));
-        // The testbed reads a variable when it activates; WASI hands a
-        // guest its whole environment on its first read, and its libc
-        // keeps it: that call's receipt names what it was handed.
-        let request = InitializeRequest {
-            host_ipc_version: Some(1),
-            core_version: None,
-        };
-        host.initialize(request).await.unwrap();
-        let receipt = slot.take().unwrap();
-        assert_eq!(receipt.call, "plugin.initialize");
-        assert_eq!(receipt.environment, ["LANG", "MODE"], "{receipt:#?}");
-        let call = ToolCall {
-            tool_name: "getenv".into(),
-            arguments: "LANG".into(),
-            session_id: "s".into(),
-            tool_call_id: "c".into(),
-        };
-        let answer = host.execute_tool(call, CallOptions::default()).await;
-        assert_eq!(answer.unwrap(), "C");
-        let receipt = slot.take().unwrap();
-        assert!(receipt.environment.is_empty(), "read once: {receipt:#?}");
+        runtime.load_file(&guest("testbed")).await.unwrap()
     });
+    let grant = Grant {
+        env: vec![("LANG".into(), "C".into()), ("MODE".into(), "x".into())],
+        ..Grant::default()
+    };
+    let host = PluginHost::new(component, grant, Limits::default());
+    // A JSONL server hands every line's receipt, `plugin.initialize`'s
+    // too, to its sink, with the id of the response it belongs to.
+    let mut server = Server::with_runtime(host, tokio);
+    let (sender, receipts) = mpsc::channel();
+    server.on_receipt(Box::new(move |id, receipt| {
+        sender.send((id.cloned(), receipt.clone())).unwrap();
+    }));
+    // The testbed reads a variable when it activates; WASI hands a
+    // guest its whole environment on its first read, and its libc
+    // keeps it: that call's receipt names what it was handed.
+    let init = r#"{"id":"i","method":"plugin.initialize","params":{"hostIPCVersion":1}}"#;
+    server.handle_line(init).unwrap();
+    let (id, receipt) = receipts.try_recv().unwrap();
+    assert_eq!(id, Some("i".into()));
+    assert_eq!(receipt.call, "plugin.initialize");
+    assert_eq!(receipt.environment, ["LANG", "MODE"], "{receipt:#?}");
+    let call = r#"{"id":"c","method":"tool.execute","params":{"toolName":"getenv","arguments":"LANG","sessionID":"s","toolCallID":"c"}}"#;
+    let answer = server.handle_line(call).unwrap();
+    assert!(answer.contains(r#""result":"C""#), "{answer}");
+    let (id, receipt) = receipts.try_recv().unwrap();
+    assert_eq!(id, Some("c".into()));
+    assert!(receipt.environment.is_empty(), "read once: {receipt:#?}");
+    assert!(receipts.try_recv().is_err(), "one receipt per line");
 }
 
 /// `call --effects FILE` writes the call's receipt as JSON: here the

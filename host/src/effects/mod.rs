@@ -2,8 +2,8 @@
 //! (the wrapped functions of `linker/`), not what the plugin says it did.
 //!
 //! A caller asks for a receipt with a [`ReceiptSlot`] in its
-//! [`CallOptions`](crate::CallOptions) (or for every call of a plugin,
-//! [`PluginHost::keep_receipts`](crate::PluginHost::keep_receipts)); the
+//! [`CallOptions`](crate::CallOptions) (a JSONL [`Server`](crate::Server)
+//! hands every call's to [`Server::on_receipt`](crate::Server::on_receipt)); the
 //! call fills the slot whether it succeeds or fails. Nobody asking costs one
 //! flag test in each wrapped function: nothing is counted, timed or kept.
 //!

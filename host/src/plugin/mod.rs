@@ -17,7 +17,7 @@ mod instance;
 mod receipts;
 mod recovery;
 mod snapshot;
-mod tasks;
+mod task_instance;
 
 pub(crate) use snapshot::replaces;
 

@@ -6,16 +6,19 @@ use super::PluginHost;
 use crate::effects::ReceiptSlot;
 
 impl PluginHost {
-    /// Every call of this plugin from now on leaves its receipt in `slot`
-    /// (a call whose [`CallOptions`](crate::CallOptions) name a slot leaves it there instead);
-    /// `None` stops it. See [`crate::effects`].
-    pub fn keep_receipts(&mut self, slot: Option<ReceiptSlot>) {
-        self.receipts = slot;
+    /// Every call of this plugin from now on, also `plugin.initialize` and
+    /// `plugin.deactivate`, leaves its receipt in `slot` (a call whose
+    /// [`CallOptions`](crate::CallOptions) name a slot leaves it there
+    /// instead). Only the JSONL [`Server`](crate::Server) keeps receipts
+    /// this way, for [`Server::on_receipt`](crate::Server::on_receipt);
+    /// everyone else asks per call.
+    pub(crate) fn keep_receipts(&mut self, slot: ReceiptSlot) {
+        self.receipts = Some(slot);
     }
 
-    /// Whether every call leaves its receipt ([`PluginHost::keep_receipts`]).
-    pub fn keeps_receipts(&self) -> bool {
-        self.receipts.is_some()
+    /// Whether the plugin is in learning mode ([`PluginHost::set_learning`]).
+    pub(crate) fn learning(&self) -> bool {
+        self.learning
     }
 
     /// Learning mode (what `lingxi-wasm-run learn` runs a plugin in), from

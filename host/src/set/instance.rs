@@ -11,7 +11,6 @@ use super::Member;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::deadline::Deadline;
 use crate::error::CallError;
-use crate::observe::Origin;
 use crate::plugin::PluginHost;
 
 /// One plugin's instance in a session, made on first use.
@@ -30,7 +29,7 @@ pub(super) struct Context {
     /// this moved (no lock on the way of a call otherwise).
     pub(super) snapshot_version: AtomicU64,
     /// The plugins' background tasks in this session.
-    pub(super) boards: super::tasks::Boards,
+    pub(super) boards: crate::tasks::Boards,
 }
 
 impl Context {
@@ -169,18 +168,13 @@ pub(super) fn prepared<'a>(
 ) -> &'a mut Instance {
     let version = context.snapshot_version.load(Ordering::Acquire);
     let instance = slot.get_or_insert_with(|| {
-        let origin = Origin {
-            plugin: member.id().into(),
-            session: context.id.clone(),
-            sink: member.sink.clone(),
-        };
         let mut host = PluginHost::with_origin(
             member.component.clone(),
             member.grant.clone(),
             member.limits.clone(),
-            origin,
+            member.origin(&context.id),
             member.counters.clone(),
-            context.boards.of(member).cloned(),
+            context.boards.by_id(member.id()).cloned(),
         );
         host.share_contracts(member.contracts.clone());
         host.set_validation(member.validate);

@@ -13,7 +13,6 @@ mod instance;
 mod load;
 mod replace;
 mod session;
-mod tasks;
 mod tools;
 
 pub use approval::{ApprovalFuture, Approver, PreparedCall};
@@ -55,6 +54,15 @@ pub(crate) struct Member {
 impl Member {
     pub(crate) fn id(&self) -> &str {
         &self.component.manifest().id
+    }
+
+    /// Whose lines its output is in session `session`, and where they go.
+    pub(crate) fn origin(&self, session: &Arc<str>) -> Origin {
+        Origin {
+            plugin: self.id().into(),
+            session: session.clone(),
+            sink: self.sink.clone(),
+        }
     }
 }
 

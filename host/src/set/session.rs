@@ -7,21 +7,20 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{MutexGuard, broadcast};
+use tokio::sync::MutexGuard;
 
 use super::Members;
 use super::approval::{ApprovalFuture, Approver, PreparedCall};
 use super::instance::{
     Context, Instance, Slot, Spares, instance_in, lock_bounded, locked, prepared,
 };
-use super::tasks::Boards;
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::deadline::Deadline;
 use crate::error::{CallError, SnapshotError};
 use crate::limits::MAX_SPARES;
 use crate::options::CallOptions;
 use crate::plugin::replaces;
-use crate::tasks::{TaskBoard, TaskError, TaskEvent, TaskHandle};
+use crate::tasks::{Boards, Recipe};
 use crate::text::shown_name;
 
 /// One session: an instance of every plugin of the set, each made when
@@ -73,7 +72,14 @@ impl Session {
         let slots = members.list.iter().map(|_| Arc::default()).collect();
         let spares = members.list.iter().map(|_| Spares::default()).collect();
         let id: Arc<str> = id.into();
-        let boards = Boards::new(&members, &id, session_tasks);
+        let recipes = members.list.iter().map(|member| Recipe {
+            component: member.component.clone(),
+            grant: member.grant.clone(),
+            limits: member.limits.clone(),
+            origin: member.origin(&id),
+            counters: member.counters.clone(),
+        });
+        let boards = Boards::new(recipes, session_tasks);
         Ok(Session {
             context: Arc::new(Context {
                 id,
@@ -352,41 +358,16 @@ impl Drop for Session {
     }
 }
 
-// Background tasks of the session (their boards: `tasks.rs`).
+// Where the session's background tasks live (their API: `crate::tasks`).
 
 impl Session {
-    /// Starts a background task of plugin `plugin`, of kind `kind` with
-    /// `input`, as the plugin's own `tasks.start` would: on an instance of
-    /// its own, with the plugin's grants, under its
-    /// [`Limits::task_timeout`](crate::Limits::task_timeout), seeing the
-    /// session's snapshot. Refused past the plugin's
-    /// [`Limits::max_tasks`](crate::Limits::max_tasks) or the session's cap
-    /// ([`PluginSet::with_session_tasks`](crate::PluginSet::with_session_tasks)).
-    pub fn start_task(
-        &self,
-        plugin: &str,
-        kind: &str,
-        input: &str,
-    ) -> Result<TaskHandle, TaskError> {
-        let board = self
-            .context
-            .boards
-            .by_id(plugin)
-            .ok_or_else(|| TaskError::NoSuchPlugin {
-                plugin: shown_name(plugin),
-            })?;
-        board.start(kind, input.to_owned(), self.context.snapshot())
+    /// The session's task boards, one per plugin.
+    pub(crate) fn task_boards(&self) -> &Boards {
+        &self.context.boards
     }
 
-    /// A handle on plugin `plugin`'s task `id`, unless it is unknown or its
-    /// state expired.
-    pub fn task(&self, plugin: &str, id: &str) -> Option<TaskHandle> {
-        self.context.boards.by_id(plugin)?.handle(id)
-    }
-
-    /// Every start, progress report and end of the session's tasks (all its
-    /// plugins') from now on.
-    pub fn task_events(&self) -> broadcast::Receiver<TaskEvent> {
-        TaskBoard::subscribe_to(&self.context.boards.events)
+    /// The session's latest accepted snapshot, shared.
+    pub(crate) fn shared_snapshot(&self) -> Option<Arc<wit::RuntimeSnapshot>> {
+        self.context.snapshot()
     }
 }

@@ -8,19 +8,23 @@
 //! a stopping one), keeps each task's state and the finished ones for a
 //! bounded time and count, and hands out events. Running one task (its
 //! instance, its deadline, cancellation) is [`run`]; the plugin's side of
-//! the WIT `tasks` interface is [`import`]. Every number is in
-//! [`crate::limits`].
+//! the WIT `tasks` interface is [`import`]; a session's boards, under its
+//! cap, are [`boards`]; the embedding API on `PluginHost` and `Session`
+//! is [`api`]. Every number is in [`crate::limits`].
 //!
 //! Tasks run on a multi-threaded tokio runtime of this library's own,
 //! started with the first task: the launcher's loop blocks on stdin between
 //! requests, and a task must go on meanwhile.
 
+mod api;
 mod board;
+mod boards;
 mod import;
 mod run;
 mod shared;
 
 pub(crate) use board::TaskBoard;
+pub(crate) use boards::Boards;
 pub(crate) use import::TaskLink;
 pub(crate) use shared::{Events, Recipe, SessionTasks};
 

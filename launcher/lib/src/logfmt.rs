@@ -72,3 +72,23 @@ where
         )
     }
 }
+
+/// The `tracing` target receipts are logged under, at debug: with
+/// `LINGXI_WASM_LOG=info,lingxi_wasm::receipt=debug`, JSONL and MCP
+/// serving log every call's receipt as one JSON line after its response.
+pub const RECEIPT_TARGET: &str = "lingxi_wasm::receipt";
+
+/// Whether the log takes receipts ([`RECEIPT_TARGET`]).
+pub fn logs_receipts() -> bool {
+    tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG)
+}
+
+/// Logs `receipt`, of a call of `plugin`, as one printable JSON line.
+pub fn log_receipt(plugin: Option<&str>, receipt: &lingxi_wasm_host::Receipt) {
+    let json = serde_json::to_string(receipt).unwrap_or_default();
+    let json = printable(&json);
+    match plugin {
+        Some(plugin) => tracing::debug!(target: RECEIPT_TARGET, plugin = %plugin, "receipt {json}"),
+        None => tracing::debug!(target: RECEIPT_TARGET, "receipt {json}"),
+    }
+}

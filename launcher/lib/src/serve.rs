@@ -204,10 +204,16 @@ pub fn serve(
     let stdout = BufWriter::new(io::stdout().lock());
     let grants = record::grants_written(spec);
     let tee = record.and_then(|dir| record::Tee::start(dir, &id, grants.clone()));
-    // Receipts go to this plugin's own recording and to a `record` proxy
-    // around it, whichever record.
+    // Receipts go to the log if it takes them, to this plugin's own
+    // recording and to a `record` proxy around it, whichever record.
     let mut sinks: Vec<_> = tee.iter().map(record::Tee::receipts).collect();
     sinks.extend(record::receipts_file(&grants));
+    if crate::logfmt::logs_receipts() {
+        let plugin = id.clone();
+        sinks.push(Box::new(move |_, receipt| {
+            crate::logfmt::log_receipt(Some(&plugin), receipt)
+        }));
+    }
     if !sinks.is_empty() {
         server.on_receipt(Box::new(move |id, receipt| {
             for sink in &mut sinks {

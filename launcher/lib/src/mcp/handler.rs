@@ -7,9 +7,7 @@
 use std::sync::Arc;
 
 use lingxi_wasm_host::types::RuntimeSnapshot;
-use lingxi_wasm_host::{
-    CallError, CallOptions, PluginSet, RECEIPT_TARGET, ReceiptSlot, Session, SnapshotError,
-};
+use lingxi_wasm_host::{CallError, CallOptions, PluginSet, ReceiptSlot, Session, SnapshotError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, GetPromptRequestParams,
     GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
@@ -260,7 +258,7 @@ impl ServerHandler for Handler {
             .into_iter()
             .flatten()
             .any(|meta| meta.get(map::EFFECTS_META).is_some_and(|v| *v != false));
-        let logged = tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG);
+        let logged = crate::logfmt::logs_receipts();
         // A call that starts a task, for a client that takes tasks: its
         // receipt names the task it started.
         let task_owner = self.shared.offer.task_owner(name).map(str::to_owned);
@@ -292,9 +290,7 @@ impl ServerHandler for Handler {
                 return Ok(CallToolResponse::Task(task));
             }
             if logged {
-                let json = serde_json::to_string(&receipt).unwrap_or_default();
-                let json = lingxi_wasm_host::printable(&json);
-                tracing::debug!(target: RECEIPT_TARGET, "receipt {json}");
+                crate::logfmt::log_receipt(None, &receipt);
             }
             if asked {
                 map::attach_receipt(result, &receipt);
