@@ -132,13 +132,14 @@ pub use cache::CompileCache;
 #[cfg(feature = "compiler")]
 pub use compiler::precompile_for;
 pub use config::{InstanceShape, Pooling, RuntimeConfig};
-pub use effects::{Receipt, ReceiptSlot};
+pub use effects::ReceiptSlot;
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};
 pub use error::{CallError, Clash, LoadError, SetError, SnapshotError};
 pub use limits::{Limits, MAX_LINE_BYTES};
 pub use observe::GUEST_TARGET;
 pub use options::CallOptions;
 pub use plugin::PluginHost;
+pub use policy::receipt::Receipt;
 pub use policy::{
     Grant, NetRule, Policy, PolicyError, PolicyFileWording, PolicySpec, Setting, Wording,
     set_wording,

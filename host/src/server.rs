@@ -30,7 +30,8 @@ pub struct Server {
 
 /// What [`Server::on_receipt`] hands each receipt to, with the `id` of
 /// the response it belongs to (as the response line has it).
-pub type ReceiptSink = Box<dyn FnMut(Option<&serde_json::Value>, &crate::effects::Receipt) + Send>;
+pub type ReceiptSink =
+    Box<dyn FnMut(Option<&serde_json::Value>, &crate::policy::receipt::Receipt) + Send>;
 
 impl Server {
     /// A session for `host`. Until a request carries params, answers use the

@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{Connection, FileUse, HttpRequest, Lookup, Receipt, Refusal};
+use lingxi_wasm_policy::receipt::{Connection, FileUse, HttpRequest, Lookup, Receipt, Refusal};
 
 /// What a call did to one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

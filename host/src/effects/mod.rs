@@ -9,8 +9,8 @@
 //!
 //! A receipt is bounded: each list holds at most
 //! [`MAX_RECEIPT_ENTRIES`] entries (a
-//! slot may ask for more), uses past it are counted in [`Totals`] and
-//! [`Totals::omitted`] says how many were left out.
+//! slot may ask for more), uses past it are counted in [`Totals`](crate::policy::receipt::Totals) and
+//! [`Totals::omitted`](crate::policy::receipt::Totals::omitted) says how many were left out.
 //!
 //! What WASI cannot tell is said, not guessed: a plugin reads its whole
 //! environment at once, so [`Receipt::environment`] names the variables it
@@ -26,9 +26,8 @@ pub(crate) use streams::{Target, count_input, count_output};
 
 use std::sync::{Arc, Mutex};
 
-pub use lingxi_wasm_policy::receipt::{
-    Connection, FileUse, HttpRequest, Lookup, Receipt, Refusal, Totals,
-};
+// The receipt's data model is the policy crate's (`policy::receipt`).
+use lingxi_wasm_policy::receipt::Receipt;
 
 use crate::limits::{MAX_LEARN_ENTRIES, MAX_LEARN_NAME, MAX_RECEIPT_ENTRIES, MAX_RECEIPT_NAME};
 

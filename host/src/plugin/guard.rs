@@ -12,11 +12,12 @@ use super::call::{Call, Reply};
 use super::recovery::classify;
 use super::{LiveInstance, PluginHost};
 use crate::deadline::Deadline;
-use crate::effects::{Metered, Receipt};
+use crate::effects::Metered;
 use crate::error::CallError;
 use crate::limits::cap_text;
 use crate::observe::Ending;
 use crate::policy::Folders;
+use crate::policy::receipt::Receipt;
 
 /// How the host's note on a call the sandbox refused something in starts.
 const SANDBOX_NOTE: &str = "[refused by the sandbox:";

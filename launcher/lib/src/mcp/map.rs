@@ -21,7 +21,7 @@ pub const CONTRACT_META: &str = "dev.lingxi-wasm/contract";
 /// The `_meta` key of a `tools/call` that asks for the call's receipt
 /// (any value but `false`), and under which the result then carries it:
 /// what the call did, counted where the plugin meets WASI
-/// (`lingxi_wasm_host::effects`). Nobody asking costs nothing.
+/// (`lingxi_wasm_host::effects`; its data: `lingxi_wasm_host::policy::receipt`). Nobody asking costs nothing.
 pub const EFFECTS_META: &str = "dev.lingxi-wasm/effects";
 
 /// The one argument of every prompt: the command's arguments as typed.
