@@ -7,9 +7,6 @@
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-#[cfg(feature = "compiler")]
-use crate::{LoadError, RuntimeConfig};
-
 /// Compiles a component.
 #[cfg(feature = "compiler")]
 pub(crate) fn compile(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
@@ -20,26 +17,6 @@ pub(crate) fn compile(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Compone
 #[cfg(feature = "compiler")]
 pub(crate) fn precompile(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Vec<u8>> {
     engine.precompile_component(bytes)
-}
-
-/// Compiles a component for another platform, `target` (a Rust target
-/// triple such as `x86_64-pc-windows-gnu`): Cranelift cross-compiles, with
-/// the engine configured as a packed start's ([`RuntimeConfig::default`]),
-/// for that target's baseline CPU. Returns the code and that engine's
-/// compatibility hash.
-#[cfg(feature = "compiler")]
-pub fn precompile_for(target: &str, bytes: &[u8]) -> Result<(Vec<u8>, String), LoadError> {
-    let mut config = RuntimeConfig::default().wasmtime();
-    config
-        .target(target)
-        .map_err(|e| LoadError::Engine(format!("cannot compile for {target}: {e:#}")))?;
-    let engine = Engine::new(&config)
-        .map_err(|e| LoadError::Engine(format!("cannot compile for {target}: {e:#}")))?;
-    let code = precompile(&engine, bytes).map_err(|e| LoadError::Compile {
-        name: format!("the component (for {target})"),
-        reason: format!("{e:#}"),
-    })?;
-    Ok((code, engine_hash(&engine)))
 }
 
 /// The engine's compatibility hash as 16 hex digits: precompiled code made

@@ -162,3 +162,24 @@ impl Pooling {
         config.memory_reservation_for_growth(0);
     }
 }
+
+/// Compiles a component for another platform, `target` (a Rust target
+/// triple such as `x86_64-pc-windows-gnu`): Cranelift cross-compiles, with
+/// the engine configured as a packed start's ([`RuntimeConfig::default`]),
+/// for that target's baseline CPU. Returns the code and that engine's
+/// compatibility hash.
+#[cfg(feature = "compiler")]
+pub fn precompile_for(target: &str, bytes: &[u8]) -> Result<(Vec<u8>, String), crate::LoadError> {
+    let mut config = RuntimeConfig::default().wasmtime();
+    config
+        .target(target)
+        .map_err(|e| crate::LoadError::Engine(format!("cannot compile for {target}: {e:#}")))?;
+    let engine = wasmtime::Engine::new(&config)
+        .map_err(|e| crate::LoadError::Engine(format!("cannot compile for {target}: {e:#}")))?;
+    let code =
+        crate::compiler::precompile(&engine, bytes).map_err(|e| crate::LoadError::Compile {
+            name: format!("the component (for {target})"),
+            reason: format!("{e:#}"),
+        })?;
+    Ok((code, crate::compiler::engine_hash(&engine)))
+}

@@ -301,6 +301,7 @@ impl Runtime {
                 LoadError::Imports {
                     name: name.to_owned(),
                     missing: missing.join(", "),
+                    provided: crate::linker::provided_in_words(),
                 }
             }
         })?;

@@ -61,14 +61,15 @@ pub enum LoadError {
     },
     /// The component imports interfaces this host does not provide.
     #[error(
-        "{name} imports {missing}, which this host does not provide (it provides {}); build the plugin without them, e.g. with lingxi-plugin-sdk for wasm32-wasip2",
-        crate::linker::provided_in_words()
+        "{name} imports {missing}, which this host does not provide (it provides {provided}); build the plugin without them, e.g. with lingxi-plugin-sdk for wasm32-wasip2"
     )]
     Imports {
         /// Where the component came from.
         name: String,
         /// The imports not provided, comma-separated.
         missing: String,
+        /// What the host provides, in words.
+        provided: String,
     },
     /// The component was built against a version of `lingxi:plugin` this
     /// host does not link: another version line, or a later version of its

@@ -100,6 +100,7 @@ pub mod observe;
 mod options;
 pub mod owner;
 mod plugin;
+mod recovery;
 mod server;
 mod set;
 pub mod shape;
@@ -130,7 +131,7 @@ pub mod types {
 
 pub use cache::CompileCache;
 #[cfg(feature = "compiler")]
-pub use compiler::precompile_for;
+pub use config::precompile_for;
 pub use config::{InstanceShape, Pooling, RuntimeConfig};
 pub use effects::ReceiptSlot;
 pub use engine::{PluginComponent, Runtime, call_runtime, read_plugin_file};

@@ -30,7 +30,7 @@ pub struct HostState {
     pub(crate) http: crate::linker::HttpGate,
     /// Open name lookups (resource id of the stream): the name (kept only
     /// while a call is recorded) and the allow-list rules that learn the
-    /// addresses they answer (see `policy/net.rs`).
+    /// addresses they answer (see `policy/src/net.rs`).
     pub(crate) lookups: HashMap<u32, (String, Vec<usize>)>,
     /// Output this call may still write (shared with stdout and stderr).
     pub(crate) output: Arc<OutputBudget>,

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use anyhow::{Context, Result, bail};
 use lingxi_wasm_host::protocol::method;
 use lingxi_wasm_host::{
-    PluginHost, PolicySpec, Receipt, Runtime, Server, printable, printable_lines,
+    PluginHost, PolicySpec, Receipt, ReceiptSink, Runtime, Server, printable, printable_lines,
 };
 use serde_json::Value;
 
@@ -95,6 +95,9 @@ pub fn call(
     output: Output<'_>,
 ) -> Result<()> {
     let Output { json, effects } = output;
+    // The receipt's file is opened before the call, so that one that
+    // cannot be written fails before the plugin does anything.
+    let effects = effects.map(ReceiptFile::open).transpose()?;
     // A packed file brings its grants; flags given now are laid over them
     // (a limit raised or lowered never widens what it was granted).
     let (component, spec) = crate::load::component_or_packed(&tokio, runtime, plugin, flags)?;
@@ -108,8 +111,16 @@ pub fn call(
     };
     host.set_validation(!spec.no_validate);
     lingxi_wasm_launcher::words::say_grants(&host.manifest().id, host.policy(), host.grant());
+    let log = lingxi_wasm_launcher::logfmt::receipt_logger(host.manifest().id.clone());
     let mut server = Server::with_runtime(host, tokio);
-    let receipts = effects.map(|_| receipts_of(&mut server));
+    let receipts = match (&effects, log) {
+        (Some(_), log) => Some(receipts_of(&mut server, log)),
+        (None, Some(log)) => {
+            server.on_receipt(log);
+            None
+        }
+        (None, None) => None,
+    };
     let snapshot = (method::SNAPSHOT, requests::snapshot("snapshot", &root));
     let initialize = (method::INITIALIZE, requests::initialize("init"));
     let mut handshake = Value::Null;
@@ -135,7 +146,7 @@ pub fn call(
     }
     let line = server.handle_line(&target.request());
     if let (Some(file), Some(receipts)) = (effects, &receipts) {
-        write_receipt(file, receipts.try_iter().last())?;
+        file.write(receipts.try_iter().last())?;
     }
     let line = line.context("the launcher gave no answer")?;
     let answer: Value = serde_json::from_str(&line).context("the answer is not JSON")?;
@@ -189,20 +200,51 @@ pub struct Output<'a> {
     pub effects: Option<&'a Path>,
 }
 
-/// The receipts of the calls `server` answers from now on, in order.
-pub(crate) fn receipts_of(server: &mut Server) -> mpsc::Receiver<Receipt> {
+/// The receipts of the calls `server` answers from now on, in order; each
+/// is handed to `also` too (the log's sink), if there is one.
+pub(crate) fn receipts_of(
+    server: &mut Server,
+    mut also: Option<ReceiptSink>,
+) -> mpsc::Receiver<Receipt> {
     let (sender, receiver) = mpsc::channel();
-    server.on_receipt(Box::new(move |_, receipt| {
+    server.on_receipt(Box::new(move |id, receipt| {
+        if let Some(also) = &mut also {
+            also(id, receipt);
+        }
         // The receiver lives as long as the server: a send cannot fail.
         let _ = sender.send(receipt.clone());
     }));
     receiver
 }
 
-/// Writes the call's receipt (or `null` if the plugin never ran) to `file`.
-fn write_receipt(file: &Path, receipt: Option<Receipt>) -> Result<()> {
-    let text = serde_json::to_string_pretty(&receipt)? + "\n";
-    std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
+/// The file `call --effects` writes the call's receipt to, opened (and so
+/// checked) before the call.
+struct ReceiptFile<'a> {
+    path: &'a Path,
+    file: std::fs::File,
+}
+
+impl<'a> ReceiptFile<'a> {
+    fn open(path: &'a Path) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| {
+                format!("cannot write the receipt to {} (--effects)", path.display())
+            })?;
+        Ok(ReceiptFile { path, file })
+    }
+
+    /// Writes the call's receipt (or `null` if the plugin never ran).
+    fn write(mut self, receipt: Option<Receipt>) -> Result<()> {
+        use std::io::Write;
+        let text = serde_json::to_string_pretty(&receipt)? + "\n";
+        (self.file.set_len(0))
+            .and_then(|()| self.file.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
 }
 
 /// The names in a handshake list (of strings, or of objects' `field`),

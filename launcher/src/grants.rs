@@ -153,11 +153,29 @@ pub fn grant_changes(old: &PolicySpec, new: &PolicySpec) -> Vec<String> {
 
 /// Every grant and limit `spec` applies, one aligned line each.
 pub fn describe(spec: &PolicySpec) -> Vec<String> {
+    // Every setting by name: one added to the declaration does not compile
+    // until it is shown here.
+    let PolicySpec {
+        grant,
+        workspace,
+        allow_read,
+        allow_write,
+        allow_net,
+        env,
+        timeout,
+        max_memory,
+        data_root,
+        no_storage,
+        storage_quota,
+        task_timeout,
+        max_tasks,
+        no_validate,
+    } = spec;
     let paths = |paths: &[PathBuf]| {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         list_or_none(&shown)
     };
-    let capabilities = match spec.grant.as_deref().map(parse_capabilities) {
+    let capabilities = match grant.as_deref().map(parse_capabilities) {
         None => "as declared".to_owned(),
         Some(Ok(caps)) => list_or_none(
             &caps
@@ -167,27 +185,33 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
         ),
         Some(Err(e)) => format!("invalid ({e})"),
     };
-    let workspace = match &spec.workspace {
+    let workspace = match workspace {
         Some(dir) => dir.display().to_string(),
         None => "the host's workspace.rootPath".to_owned(),
     };
-    let net = match spec.allow_net.is_empty() {
+    let net = match allow_net.is_empty() {
         true => "(none)".to_owned(),
-        false => spec.allow_net.join(", "),
+        false => allow_net.join(", "),
     };
-    let data = match (&spec.data_root, spec.no_storage) {
+    let data = match (data_root, no_storage) {
         (_, true) => "none (no storage)".to_owned(),
         (Some(root), false) => root.display().to_string(),
         (None, false) => "~/.lingxiagent/plugin-data (the default)".to_owned(),
     };
     let defaults = Limits::default();
-    let timeout = spec.timeout.unwrap_or(defaults.call_timeout.as_secs_f64());
-    let memory = spec
-        .max_memory
-        .unwrap_or(defaults.max_memory_bytes / (1024 * 1024));
-    let quota = spec
-        .storage_quota
-        .unwrap_or(defaults.max_storage_bytes / (1024 * 1024));
+    let timeout = timeout.unwrap_or(defaults.call_timeout.as_secs_f64());
+    let memory = max_memory.unwrap_or(defaults.max_memory_bytes / (1024 * 1024));
+    let quota = storage_quota.unwrap_or(defaults.max_storage_bytes / (1024 * 1024));
+    // The task limits only when one is set, so the usual description stays
+    // as it was.
+    let tasks = match (task_timeout, max_tasks) {
+        (None, None) => String::new(),
+        _ => format!(
+            ", task timeout {} s, at most {} tasks",
+            task_timeout.unwrap_or(defaults.task_timeout.as_secs_f64()),
+            max_tasks.unwrap_or(defaults.max_tasks)
+        ),
+    };
     // Fields come from a packed file's header: shown through `printable`.
     // Each line labelled with its setting's key (the first, a list of
     // wire names, as what it is).
@@ -195,18 +219,18 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
     [
         format!("capabilities   {capabilities}"),
         line(Setting::Workspace, workspace),
-        line(Setting::AllowRead, paths(&spec.allow_read)),
-        line(Setting::AllowWrite, paths(&spec.allow_write)),
+        line(Setting::AllowRead, paths(allow_read)),
+        line(Setting::AllowWrite, paths(allow_write)),
         line(Setting::AllowNet, net),
-        line(Setting::Env, list_or_none(&spec.env)),
+        line(Setting::Env, list_or_none(env)),
         line(Setting::DataRoot, data),
         format!(
-            "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB"
+            "limits         timeout {timeout} s, memory {memory} MiB, storage quota {quota} MiB{tasks}"
         ),
     ]
     .into_iter()
     // Only when it is off, so the usual description stays as it was.
-    .chain(spec.no_validate.then(|| {
+    .chain(no_validate.then(|| {
         format!(
             "validation     off ({}): tool arguments are not checked against their schemas",
             Setting::NoValidate
@@ -214,4 +238,26 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
     }))
     .map(|line| printable(&line).into_owned())
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_task_limits_are_shown_only_when_set() {
+        let usual = describe(&PolicySpec::default());
+        let limits = usual.iter().find(|l| l.starts_with("limits")).unwrap();
+        assert!(limits.ends_with("storage quota 64 MiB"), "{limits}");
+        let spec = PolicySpec {
+            max_tasks: Some(2),
+            ..PolicySpec::default()
+        };
+        let shown = describe(&spec);
+        let limits = shown.iter().find(|l| l.starts_with("limits")).unwrap();
+        assert!(
+            limits.ends_with(", task timeout 600 s, at most 2 tasks"),
+            "{limits}"
+        );
+    }
 }

@@ -84,20 +84,36 @@ impl PolicySpec {
     }
 
     /// Checks everything and resolves directories to absolute paths.
-    /// `lookup_env` reads the launcher's environment for bare `KEY` entries.
+    /// `lookup_env` reads the environment of the process that runs the
+    /// plugin for bare `KEY` entries.
     pub fn resolve(
         &self,
         lookup_env: impl Fn(&str) -> Option<String>,
     ) -> Result<(Grant, Limits), PolicyError> {
-        let capabilities = match &self.grant {
+        // Every field, by name: a setting added to `settings.rs` does not
+        // compile until it is resolved here (or said to be a front end's).
+        let PolicySpec {
+            grant,
+            workspace,
+            allow_read,
+            allow_write,
+            allow_net,
+            env,
+            timeout,
+            max_memory,
+            data_root: data_root_dir,
+            no_storage,
+            storage_quota,
+            task_timeout,
+            max_tasks,
+            // The front end's: whether it checks arguments against schemas.
+            no_validate: _,
+        } = self;
+        let capabilities = match grant {
             None => None,
             Some(names) => Some(parse_capabilities(names)?),
         };
-        let folders = super::folders::resolve(
-            self.workspace.as_slice(),
-            &self.allow_read,
-            &self.allow_write,
-        )?;
+        let folders = super::folders::resolve(workspace.as_slice(), allow_read, allow_write)?;
         let grant = Grant {
             capabilities,
             workspace: folders.workspace,
@@ -105,13 +121,12 @@ impl PolicySpec {
             allow_read: folders.allow_read,
             allow_write: folders.allow_write,
             mounted_from: folders.mounted_from,
-            allow_net: self
-                .allow_net
+            allow_net: allow_net
                 .iter()
                 .map(|r| r.parse())
                 .collect::<Result<_, _>>()?,
-            env: parse_env(&self.env, lookup_env)?,
-            data_root: match (self.no_storage, &self.data_root) {
+            env: parse_env(env, lookup_env)?,
+            data_root: match (*no_storage, data_root_dir) {
                 (true, _) => None,
                 (false, Some(root)) => Some(data_root(root)?),
                 (false, None) => crate::storage::default_root(),
@@ -119,7 +134,7 @@ impl PolicySpec {
             data_dir: None,
         };
         let mut limits = Limits::default();
-        if let Some(seconds) = self.timeout {
+        if let Some(seconds) = *timeout {
             // Checked as a Duration: 1e-300 s is above 0 but a zero deadline.
             limits.call_timeout = Duration::try_from_secs_f64(seconds)
                 .ok()
@@ -131,7 +146,7 @@ impl PolicySpec {
                     example: Some("2.5"),
                 })?;
         }
-        if let Some(seconds) = self.task_timeout {
+        if let Some(seconds) = *task_timeout {
             limits.task_timeout = Duration::try_from_secs_f64(seconds)
                 .ok()
                 .filter(|t| TASK_TIMEOUT_RANGE.contains(t))
@@ -142,10 +157,10 @@ impl PolicySpec {
                     example: Some("600"),
                 })?;
         }
-        if let Some(n) = self.max_tasks {
+        if let Some(n) = *max_tasks {
             limits.max_tasks = n;
         }
-        if let Some(mib) = self.max_memory {
+        if let Some(mib) = *max_memory {
             // A wasm32 plugin addresses its memory with 32 bits: more than
             // 4 GiB is a limit it can never reach, so it limits nothing.
             limits.max_memory_bytes = mib
@@ -158,7 +173,7 @@ impl PolicySpec {
                     example: Some("256"),
                 })?;
         }
-        if let Some(mib) = self.storage_quota {
+        if let Some(mib) = *storage_quota {
             limits.max_storage_bytes =
                 mib.checked_mul(1024 * 1024)
                     .ok_or_else(|| PolicyError::Limit {
@@ -236,8 +251,9 @@ fn parse_env(
         match value.or_else(|| lookup_env(key)) {
             Some(value) => env.push((key.to_owned(), value)),
             None => tracing::warn!(
-                "{}: not set in the launcher's environment; the plugin will not see it",
-                worded(Setting::Env, key)
+                "{}: not set in {}'s environment; the plugin will not see it",
+                worded(Setting::Env, key),
+                crate::wording::program()
             ),
         }
     }

@@ -10,13 +10,16 @@
 //! - [`Grant`] and [`Policy`]: what the user allows, and what a plugin gets
 //!   of what it declares (declared ∩ granted); the lines a front end says
 //!   where the two differ;
-//! - [`mod@file`]: the grant settings, declared once ([`PolicySpec`]: the
-//!   policy file's keys, and with the `cli` feature a front end's flags);
+//! - [`settings`]: every setting, declared once ([`PolicySpec`]: the
+//!   policy file's keys, and with the `cli` feature a front end's flags;
+//!   [`Setting`]: its name in messages); [`mod@file`]: reading a policy
+//!   file and resolving a spec into a [`Grant`] and [`Limits`];
 //! - [`wording`]: the setting a message names, as data, in the front end's
 //!   words ([`Setting`], [`set_wording`]);
 //! - [`net`]: the network allow-list (`HOST:PORT` rules, lookups, the
 //!   refusals' notes); [`files`] and [`under_root`]: folders, mounts and
-//!   why a path was refused;
+//!   why a path was refused ([`Grant::folders`]: what a grant mounts under
+//!   a snapshot's root);
 //! - [`upgrade`]: what a replacement could reach that the one in place
 //!   could not (no silent escalation);
 //! - [`learn`]: the narrowest policy that covers what recorded calls did;
@@ -55,6 +58,7 @@ mod folders;
 mod grant;
 pub mod learn;
 pub mod limits;
+mod mounts;
 pub mod net;
 pub mod places;
 pub mod receipt;
@@ -69,9 +73,10 @@ pub use capability::Capability;
 pub use file::{PolicyError, PolicySpec};
 pub use grant::{Access, Grant, Policy};
 pub use limits::Limits;
+pub use mounts::Folders;
 pub use net::{NetGuard, NetRule, NetRuleError};
 pub use settings::Setting;
-pub use under_root::{Folders, RootFolderError, UnderRoot};
+pub use under_root::{RootFolderError, UnderRoot};
 pub use wording::{PolicyFileWording, Wording, set_wording};
 
 /// The crate's README (what crates.io shows), its example compiled and run

@@ -214,6 +214,21 @@ pub const MAX_PROBLEM_CHARS: usize = 1000;
 /// Longest plugin id, tool or command name a set accepts.
 pub const MAX_NAME: usize = 128;
 
+/// Longest name (a tool, a command, a plugin id) a message or log line
+/// shows, in bytes, before it is cut.
+pub const MAX_SHOWN_NAME: usize = 128;
+
+/// Most failures of one argument check a message lists.
+pub const MAX_LISTED_FAILURES: usize = 8;
+
+/// Longest value or pattern an argument check's message quotes, in
+/// characters.
+pub const MAX_QUOTED_VALUE: usize = 60;
+
+/// Longest text a handshake difference quotes, in characters: a
+/// difference is named, not repeated in full.
+pub const MAX_QUOTED_DIFFERENCE: usize = 80;
+
 /// The highest memory limit a user may set, in MiB: a wasm32 plugin
 /// addresses its memory with 32 bits, so it never uses more than 4 GiB.
 pub const MAX_MEMORY_MIB: usize = 4096;

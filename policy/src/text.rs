@@ -74,7 +74,7 @@ pub fn invisible(c: char) -> bool {
 /// messages show it: [`printable`], and cut after 128 bytes so a huge name
 /// cannot make a huge error text or log line.
 pub fn shown_name(name: &str) -> String {
-    const MAX: usize = 128;
+    const MAX: usize = crate::limits::MAX_SHOWN_NAME;
     let text = printable(name);
     if text.len() <= MAX {
         return text.into_owned();

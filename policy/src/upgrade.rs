@@ -164,33 +164,52 @@ impl Reach {
     /// settings `spec` (as a packed file holds them: nothing is read from
     /// the filesystem). Unknown names count as nothing.
     pub fn of_spec(declared: &[String], spec: &PolicySpec) -> Reach {
+        // Every setting by name: one added to `settings.rs` does not
+        // compile until it is compared here or said not to widen a reach.
+        let PolicySpec {
+            grant,
+            workspace,
+            allow_read,
+            allow_write,
+            allow_net,
+            env,
+            data_root,
+            no_storage,
+            no_validate,
+            // Limits: how much, not what, a plugin may reach.
+            timeout: _,
+            max_memory: _,
+            storage_quota: _,
+            task_timeout: _,
+            max_tasks: _,
+        } = spec;
         let declared = parse_capabilities(declared).unwrap_or_default();
-        let granted = spec.grant.as_deref().map(parse_capabilities);
+        let granted = grant.as_deref().map(parse_capabilities);
         let grant = Grant {
             capabilities: granted.map(Result::unwrap_or_default),
             ..Grant::default()
         };
-        let storage = match (spec.no_storage, &spec.data_root) {
+        let storage = match (no_storage, data_root) {
             (true, _) => None,
             (false, Some(root)) => Some(format!("under {}", root.display())),
             (false, None) => Some("under the default data root".to_owned()),
         };
-        let env = spec.env.iter();
+        let env = env.iter();
         Reach::new(
             Policy::decide(&declared, &grant),
             Parts {
-                workspace: match &spec.workspace {
+                workspace: match workspace {
                     Some(dir) => Folder::of(dir),
                     None => Folder::UnderRoot(PathBuf::new()),
                 },
-                read: spec.allow_read.iter().map(|d| Folder::of(d)).collect(),
-                write: spec.allow_write.iter().map(|d| Folder::of(d)).collect(),
-                net: spec.allow_net.clone(),
+                read: allow_read.iter().map(|d| Folder::of(d)).collect(),
+                write: allow_write.iter().map(|d| Folder::of(d)).collect(),
+                net: allow_net.clone(),
                 env: env
                     .map(|e| e.split('=').next().unwrap_or("").to_owned())
                     .collect(),
                 storage,
-                validated: !spec.no_validate,
+                validated: !no_validate,
             },
         )
     }

@@ -269,6 +269,51 @@ fn call_writes_the_receipt_of_its_call() {
     assert!(receipt["wallMicros"].as_u64().unwrap() > 0, "{receipt}");
 }
 
+/// `call` logs its call's receipt like serving does, when the log takes
+/// receipts, with or without `--effects`; an `--effects` file that cannot
+/// be written fails the call before the plugin runs, naming the flag.
+#[test]
+fn call_logs_its_receipt_and_checks_its_effects_file_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let call = |extra: &[&std::ffi::OsStr]| {
+        crate::support::launcher()
+            .env("LINGXI_WASM_LOG", "info,lingxi_wasm::receipt=debug")
+            .arg("call")
+            .arg(guest("workspace-stats"))
+            .args(["workspace.stats", "{}", "--workspace"])
+            .arg(&project)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = call(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("receipt {") && l.contains("tool.execute 'workspace.stats'")),
+        "no receipt logged:\n{stderr}"
+    );
+
+    let unwritable = dir.path().join("no-such-folder").join("effects.json");
+    let out = call(&["--effects".as_ref(), unwritable.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the receipt to") && stderr.contains("--effects"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("receipt {"), "the plugin ran:\n{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// Serving JSONL with `lingxi_wasm::receipt=debug` in the log filter logs
 /// every call's receipt on stderr; stdout keeps protocol lines only.
 #[test]

@@ -15,11 +15,7 @@ use crate::limits::{
 };
 use crate::text::printable;
 
-/// Most failures one message lists.
-const MAX_LISTED: usize = 8;
-
-/// Longest value or pattern quoted in a message, in characters.
-const MAX_QUOTED: usize = 60;
+use crate::limits::{MAX_LISTED_FAILURES as MAX_LISTED, MAX_QUOTED_VALUE as MAX_QUOTED};
 
 /// What compiling one handshake's schemas may cost: compiling runs on the
 /// host, outside the plugin's memory cap, so a plugin could otherwise make

@@ -1,7 +1,7 @@
 //! Name lookups under the network allow-list: two functions of
 //! `wasi:sockets/ip-name-lookup` replaced so that the instance's
 //! [`NetGuard`](crate::policy::NetGuard) judges every name and learns every
-//! address WASI's own lookup answers (see `policy/net.rs` for the rules),
+//! address WASI's own lookup answers (see `policy/src/net.rs` for the rules),
 //! and the lookups and their answers are recorded while a call is.
 
 use std::net::IpAddr;
@@ -54,7 +54,7 @@ pub(super) fn link_name_lookup(
                 // No network: WASI's lookup refuses it; said here like
                 // every refusal (receipt, log line, the call's note).
                 None => {
-                    state.report_refusal("look up", &name, super::sockets::offline());
+                    state.report_refusal("look up", &name, super::refusals::offline());
                     Vec::new()
                 }
             };

@@ -10,6 +10,7 @@
 mod environment;
 mod files;
 mod http;
+mod http_gate;
 mod imports;
 mod lookup;
 pub(crate) mod names;
@@ -20,7 +21,7 @@ mod trap;
 mod wasi;
 pub(crate) mod writes;
 
-pub(crate) use http::HttpGate;
+pub(crate) use http_gate::HttpGate;
 pub use imports::provided;
 pub(crate) use imports::{
     Linkers, imported, later_version, provided_in_words, unlinked_version, unprovided,

@@ -2,7 +2,7 @@
 //! through the trap, outside every mount; or one a mount refused: a `..` or
 //! a link out of it, a write to a read-only mount) becomes one bounded,
 //! printable log line naming the path and the setting that would allow it
-//! (`policy/files.rs` words it; the path is cut at [`MAX_LOGGED_PATH`]
+//! (`policy/src/files.rs` words it; the path is cut at [`MAX_LOGGED_PATH`]
 //! bytes, the words at twice that), a receipt entry while a call is
 //! recorded, and a note the running call's error carries to the caller.
 //!
@@ -128,5 +128,21 @@ impl FileRefusals {
             );
         }
         effects.refused(|| format!("{what} {path}"), || refusal.allow.clone());
+    }
+}
+
+/// What a refusal says when the plugin has no network at all.
+pub(crate) fn needs_network() -> String {
+    format!(
+        "it needs networkAccess, declared by the plugin and granted with {}",
+        crate::policy::wording::worded(crate::policy::Setting::Grant, "networkAccess")
+    )
+}
+
+/// The refusal of a network use by a plugin without the network.
+pub(crate) fn offline() -> FileRefusal {
+    FileRefusal {
+        why: "the plugin has no network access".to_owned(),
+        allow: needs_network(),
     }
 }

@@ -10,7 +10,6 @@ use wasmtime_wasi::p2::bindings::sockets::network::{ErrorCode, IpAddressFamily};
 use wasmtime_wasi::p2::bindings::sockets::{tcp_create_socket, udp_create_socket};
 use wasmtime_wasi::sockets::WasiSocketsView;
 
-use crate::policy::files::FileRefusal;
 use crate::state::HostState;
 
 /// The interfaces whose functions are wrapped; the versions must be the
@@ -23,25 +22,9 @@ const UDP_CREATE: &str = "wasi:sockets/udp-create-socket@0.2.12";
 fn report(state: &mut HostState, kind: &str, code: ErrorCode) -> ErrorCode {
     if code == ErrorCode::AccessDenied && state.net.is_none() {
         let what = format!("a {kind} socket");
-        state.report_refusal("open", &what, offline());
+        state.report_refusal("open", &what, super::refusals::offline());
     }
     code
-}
-
-/// What a refusal says when the plugin has no network at all.
-pub(super) fn needs_network() -> String {
-    format!(
-        "it needs networkAccess, declared by the plugin and granted with {}",
-        crate::policy::wording::worded(crate::policy::Setting::Grant, "networkAccess")
-    )
-}
-
-/// The refusal of a network use by a plugin without the network.
-pub(super) fn offline() -> FileRefusal {
-    FileRefusal {
-        why: "the plugin has no network access".to_owned(),
-        allow: needs_network(),
-    }
 }
 
 /// Wraps `create-tcp-socket`.

@@ -115,7 +115,7 @@ fn record(effects: &Effects, addr: SocketAddr, usage: SocketAddrUse, allowed: bo
                     SocketAddr::V4(a) => a.to_string(),
                 })
             } else {
-                super::sockets::needs_network()
+                super::refusals::needs_network()
             }
         },
     );

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::call::{Call, Reply};
-use super::recovery::classify;
 use super::{LiveInstance, PluginHost};
 use crate::deadline::Deadline;
 use crate::effects::Metered;
@@ -18,6 +17,7 @@ use crate::limits::cap_text;
 use crate::observe::Ending;
 use crate::policy::Folders;
 use crate::policy::receipt::Receipt;
+use crate::recovery::classify;
 
 /// How the host's note on a call the sandbox refused something in starts.
 const SANDBOX_NOTE: &str = "[refused by the sandbox:";

@@ -42,7 +42,7 @@ pub(super) fn manifest_differences(enforced: &wit::Manifest, told: &wit::Manifes
 /// `text` quoted for a message, cut to 80 characters: a difference is
 /// named, not repeated in full.
 fn quoted(text: &str) -> String {
-    const SHOWN: usize = 80;
+    const SHOWN: usize = crate::limits::MAX_QUOTED_DIFFERENCE;
     match text.char_indices().nth(SHOWN) {
         None => format!("{text:?}"),
         Some((end, _)) => format!("{:?}… ({} bytes)", &text[..end], text.len()),

@@ -138,7 +138,7 @@ impl PluginHost {
     }
 
     /// What this instance is given of the host's files, for wording
-    /// refusals (`policy/files.rs`).
+    /// refusals (`policy/src/files.rs`).
     fn file_grants(&self, grant: &Grant, data: Option<bool>) -> FileGrants {
         let declared = |c| self.policy.declares(c);
         FileGrants {

@@ -6,7 +6,7 @@
 //! instance is dropped; the next call gets a fresh one, re-initialized with
 //! the last `plugin.initialize` request. Snapshots live on the host side, so
 //! nothing else needs re-applying. Building instances is in [`instance`],
-//! classifying failures and the trap storm breaker in [`recovery`].
+//! classifying failures and the trap storm breaker in [`crate::recovery`].
 
 mod call;
 mod contract;
@@ -15,7 +15,6 @@ mod guard;
 mod handshake;
 mod instance;
 mod receipts;
-mod recovery;
 mod snapshot;
 mod task_instance;
 
@@ -23,7 +22,6 @@ pub(crate) use snapshot::replaces;
 
 use call::{Call, Reply};
 use handshake::{handshake_size, manifest_differences};
-pub(crate) use recovery::SharedBreaker;
 
 use std::fmt::Display;
 use std::path::PathBuf;

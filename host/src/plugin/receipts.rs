@@ -27,12 +27,10 @@ impl PluginHost {
     /// the refusal, with the rule that would allow it, in the call's
     /// receipt (a path outside every mount always reaches the host: see
     /// `linker/trap.rs`). Without it such sockets fail inside the guest,
-    /// unseen. Cannot fail; the `Result` is kept for callers of the
-    /// version that made a folder here.
-    pub fn set_learning(&mut self, on: bool) -> std::io::Result<()> {
+    /// unseen.
+    pub fn set_learning(&mut self, on: bool) {
         self.learning = on;
         self.live = None;
-        Ok(())
     }
 
     /// The slot the next call leaves its receipt in: the options' own, or

@@ -1,6 +1,6 @@
 //! Replacing a plugin of a set (a new version of it, or new grants)
 //! without silent escalation: a replacement that could reach anything the
-//! plugin in place could not (`policy/upgrade.rs`) is refused unless the
+//! plugin in place could not (`policy/src/upgrade.rs`) is refused unless the
 //! caller accepts it explicitly. Sessions already open keep the plugin
 //! they were opened with.
 

@@ -17,7 +17,12 @@ impl PluginHost {
     /// seeing the latest snapshot. Refused past
     /// [`Limits::max_tasks`](crate::Limits::max_tasks) running tasks.
     pub fn start_task(&mut self, kind: &str, input: &str) -> Result<TaskHandle, TaskError> {
-        (self.task_board()).start(kind, input.to_owned(), self.shared_snapshot())
+        super::run::start(
+            self.task_board(),
+            kind,
+            input.to_owned(),
+            self.shared_snapshot(),
+        )
     }
 
     /// A handle on task `id` (started by the plugin or by
@@ -58,7 +63,7 @@ impl Session {
         let board = (self.task_boards().by_id(plugin)).ok_or_else(|| TaskError::NoSuchPlugin {
             plugin: shown_name(plugin),
         })?;
-        board.start(kind, input.to_owned(), self.shared_snapshot())
+        super::run::start(board, kind, input.to_owned(), self.shared_snapshot())
     }
 
     /// A handle on plugin `plugin`'s task `id`, unless it is unknown or its

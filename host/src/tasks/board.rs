@@ -13,7 +13,7 @@ use super::shared::{Events, Recipe, SessionTasks, new_id, new_stream};
 use super::{TaskError, TaskEvent, TaskHandle, TaskProgress, TaskState, is_running};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::limits::{MAX_NAME, MAX_PROGRESS_MESSAGE};
-use crate::plugin::SharedBreaker;
+use crate::recovery::SharedBreaker;
 use crate::text::shown_name;
 
 /// One plugin's tasks.
@@ -51,6 +51,16 @@ struct Entry {
     holds_place: bool,
     state: watch::Sender<TaskState>,
     cancel: CancellationToken,
+}
+
+/// A task entered on a board, to be run ([`super::run::start`]).
+pub(super) struct Launch {
+    pub(super) id: Arc<str>,
+    pub(super) kind: Arc<str>,
+    pub(super) input: String,
+    pub(super) snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+    pub(super) cancel: CancellationToken,
+    pub(super) executor: &'static tokio::runtime::Runtime,
 }
 
 impl TaskBoard {
@@ -94,14 +104,15 @@ impl TaskBoard {
         TaskBoard::subscribe_to(&self.events)
     }
 
-    /// Starts task `kind` with `input` on an instance of its own, seeing
-    /// `snapshot`.
-    pub(crate) fn start(
+    /// Enters task `kind` with `input` on the board, if it may start, and
+    /// returns what running it takes ([`super::run::start`] runs it on an
+    /// instance of its own, seeing `snapshot`).
+    pub(super) fn begin(
         self: &Arc<Self>,
         kind: &str,
         input: String,
         snapshot: Option<Arc<wit::RuntimeSnapshot>>,
-    ) -> Result<TaskHandle, TaskError> {
+    ) -> Result<(TaskHandle, Launch), TaskError> {
         let plugin = self.plugin().to_string();
         if !self.recipe.component.pre.runs_tasks() {
             return Err(TaskError::NoRunner { plugin });
@@ -171,16 +182,15 @@ impl TaskBoard {
             "background task '{}' started", shown_name(handle.kind())
         );
         self.announce(&id, handle.kind.clone(), TaskState::Running(None));
-        let running = super::run::task(
-            self.clone(),
+        let launch = Launch {
             id,
-            handle.kind.clone(),
+            kind: handle.kind.clone(),
             input,
             snapshot,
             cancel,
-        );
-        executor.spawn(running);
-        Ok(handle)
+            executor,
+        };
+        Ok((handle, launch))
     }
 
     /// A handle on task `id`, if it is known.

@@ -2,20 +2,11 @@
 //! may do with its tasks. A plugin reaches only its own board (in a set,
 //! its board in that session): another plugin's task ids are unknown here.
 
-use std::sync::Arc;
-
-use super::{TaskBoard, TaskError, TaskState};
+use super::link::TaskLink;
+use super::{TaskError, TaskState};
 use crate::bindings::lingxi::plugin::tasks::{self, Progress};
 use crate::limits::LINE_OVERHEAD;
 use crate::state::HostState;
-
-/// What an instance may do with tasks: its plugin's board, and the task it
-/// runs, if it is a task's instance.
-#[derive(Clone)]
-pub(crate) struct TaskLink {
-    pub(crate) board: Arc<TaskBoard>,
-    pub(crate) task: Option<Arc<str>>,
-}
 
 impl tasks::Host for HostState {
     fn start(&mut self, kind: String, input: String) -> Result<String, String> {
@@ -23,7 +14,7 @@ impl tasks::Host for HostState {
             None => Err(TaskError::Unavailable),
             Some(TaskLink { task: Some(_), .. }) => Err(TaskError::FromTask),
             Some(TaskLink { board, task: None }) => {
-                board.start(&kind, input, self.snapshot.clone())
+                board.clone().start(&kind, input, self.snapshot.clone())
             }
         };
         let handle = started.map_err(|e| e.to_string())?;

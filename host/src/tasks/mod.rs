@@ -20,12 +20,13 @@ mod api;
 mod board;
 mod boards;
 mod import;
+mod link;
 mod run;
 mod shared;
 
 pub(crate) use board::TaskBoard;
 pub(crate) use boards::Boards;
-pub(crate) use import::TaskLink;
+pub(crate) use link::TaskLink;
 pub(crate) use shared::{Events, Recipe, SessionTasks};
 
 use std::sync::{Arc, OnceLock};

@@ -1,4 +1,4 @@
-//! Running one task: a plugin host of its own (the plugin's component,
+//! Starting and running one task: a plugin host of its own (the plugin's component,
 //! grants and limits, the board's breaker), its `task-runner.run` under the
 //! task deadline, stopped where it stands when cancelled.
 
@@ -7,17 +7,64 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{TaskBoard, TaskState};
+use super::board::Launch;
+use super::link::TaskPort;
+use super::{TaskBoard, TaskError, TaskHandle, TaskState};
 use crate::bindings::lingxi::plugin::types as wit;
 use crate::error::CallError;
 use crate::plugin::PluginHost;
 use crate::policy::settings::Setting;
 use crate::policy::wording::worded;
 
+/// Starts task `kind` with `input` on `board`, if the board lets it, on an
+/// instance of its own seeing `snapshot`.
+pub(crate) fn start(
+    board: &Arc<TaskBoard>,
+    kind: &str,
+    input: String,
+    snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+) -> Result<TaskHandle, TaskError> {
+    let (handle, launch) = board.begin(kind, input, snapshot)?;
+    let Launch {
+        id,
+        kind,
+        input,
+        snapshot,
+        cancel,
+        executor,
+    } = launch;
+    executor.spawn(task(board.clone(), id, kind, input, snapshot, cancel));
+    Ok(handle)
+}
+
+/// What a plugin's own `tasks` import reaches of its board.
+impl TaskPort for TaskBoard {
+    fn start(
+        self: Arc<Self>,
+        kind: &str,
+        input: String,
+        snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+    ) -> Result<TaskHandle, TaskError> {
+        start(&self, kind, input, snapshot)
+    }
+
+    fn status(&self, id: &str) -> Option<TaskState> {
+        TaskBoard::status(self, id)
+    }
+
+    fn cancel(&self, id: &str) -> bool {
+        TaskBoard::cancel(self, id)
+    }
+
+    fn progress(&self, id: &str, fraction: Option<f64>, message: &str) {
+        TaskBoard::progress(self, id, fraction, message)
+    }
+}
+
 /// The future of task `id`: runs it to its end, its deadline or its
 /// cancellation, then tells the board. Its instance is dropped before the
 /// board hears of the end, so a task counted as ended holds nothing.
-pub(super) async fn task(
+async fn task(
     board: Arc<TaskBoard>,
     id: Arc<str>,
     kind: Arc<str>,

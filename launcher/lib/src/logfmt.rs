@@ -75,12 +75,21 @@ where
 
 /// The `tracing` target receipts are logged under, at debug: with
 /// `LINGXI_WASM_LOG=info,lingxi_wasm::receipt=debug`, JSONL and MCP
-/// serving log every call's receipt as one JSON line after its response.
+/// serving and `call` log every call's receipt as one JSON line, before
+/// the call's response is written.
 pub const RECEIPT_TARGET: &str = "lingxi_wasm::receipt";
 
 /// Whether the log takes receipts ([`RECEIPT_TARGET`]).
 pub fn logs_receipts() -> bool {
     tracing::enabled!(target: RECEIPT_TARGET, tracing::Level::DEBUG)
+}
+
+/// A [`lingxi_wasm_host::Server`]'s receipt sink that logs each receipt
+/// of `plugin`'s calls, if the log takes them ([`logs_receipts`]).
+pub fn receipt_logger(plugin: String) -> Option<lingxi_wasm_host::ReceiptSink> {
+    logs_receipts().then(|| -> lingxi_wasm_host::ReceiptSink {
+        Box::new(move |_, receipt| log_receipt(Some(&plugin), receipt))
+    })
 }
 
 /// Logs `receipt`, of a call of `plugin`, as one printable JSON line.

@@ -208,12 +208,7 @@ pub fn serve(
     // recording and to a `record` proxy around it, whichever record.
     let mut sinks: Vec<_> = tee.iter().map(record::Tee::receipts).collect();
     sinks.extend(record::receipts_file(&grants));
-    if crate::logfmt::logs_receipts() {
-        let plugin = id.clone();
-        sinks.push(Box::new(move |_, receipt| {
-            crate::logfmt::log_receipt(Some(&plugin), receipt)
-        }));
-    }
+    sinks.extend(crate::logfmt::receipt_logger(id.clone()));
     if !sinks.is_empty() {
         server.on_receipt(Box::new(move |id, receipt| {
             for sink in &mut sinks {

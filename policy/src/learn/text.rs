@@ -37,7 +37,27 @@ pub(super) fn render(
         if calls == 1 { "" } else { "s" },
     );
     out.push('\n');
-    match &spec.grant {
+    // Every setting by name: one added to `settings.rs` does not compile
+    // until it is written here or said to be written elsewhere.
+    let PolicySpec {
+        grant,
+        workspace,
+        // Written from what the calls used ([`Sections`]).
+        allow_read: _,
+        allow_write: _,
+        allow_net: _,
+        env: _,
+        data_root,
+        no_storage,
+        // Limits, copied as given ([`limits`]).
+        timeout: _,
+        max_memory: _,
+        storage_quota: _,
+        task_timeout: _,
+        max_tasks: _,
+        no_validate: _,
+    } = spec;
+    match grant {
         Some(names) if names.iter().any(|n| n != "none") => {
             single(
                 &mut out,
@@ -54,7 +74,7 @@ pub(super) fn render(
             );
         }
     }
-    if let Some(workspace) = &spec.workspace {
+    if let Some(workspace) = workspace {
         let value = toml_string(&workspace.display().to_string());
         single(
             &mut out,
@@ -66,15 +86,14 @@ pub(super) fn render(
     array(&mut out, Setting::AllowRead, sections.allow_read, "");
     array(&mut out, Setting::AllowWrite, sections.allow_write, "");
     array(&mut out, Setting::AllowNet, sections.allow_net, "");
-    array(
-        &mut out,
-        Setting::Env,
-        sections.env,
+    let env_note = format!(
         "# WASI hands a plugin its whole environment when it first reads it:\n\
          # these are the variables it was handed. Values are never written\n\
-         # here: each is read from the launcher's environment at start.\n",
+         # here: each is read from {}'s environment at start.\n",
+        crate::wording::program()
     );
-    if spec.no_storage {
+    array(&mut out, Setting::Env, sections.env, &env_note);
+    if *no_storage {
         let _ = writeln!(
             out,
             "# no call used the data directory\n{} = true\n",
@@ -83,7 +102,7 @@ pub(super) fn render(
     } else {
         reasons(&mut out, sections.storage);
         out.push_str("# (storage stays on: the plugin's data directory)\n");
-        if let Some(root) = &spec.data_root {
+        if let Some(root) = data_root {
             let root = toml_string(&root.display().to_string());
             let _ = writeln!(out, "{} = {root}", Setting::DataRoot.key());
         }

@@ -285,12 +285,14 @@ impl ServerHandler for Handler {
         if let (Some(receipt), CallToolResponse::Complete(result)) =
             (slot.as_ref().and_then(ReceiptSlot::take), &mut response)
         {
+            // Logged whatever becomes of the answer: a call adopted as a
+            // task did its work all the same.
+            if logged {
+                crate::logfmt::log_receipt(None, &receipt);
+            }
             let place = place.as_deref();
             if let Some(task) = self.adopt(as_task.as_deref(), place, &receipt, result, &context) {
                 return Ok(CallToolResponse::Task(task));
-            }
-            if logged {
-                crate::logfmt::log_receipt(None, &receipt);
             }
             if asked {
                 map::attach_receipt(result, &receipt);

@@ -123,7 +123,7 @@ impl SharedBreaker {
 
 /// What a call named `label` that the engine ended with `error` was, under
 /// `limits`.
-pub(super) fn classify(
+pub(crate) fn classify(
     label: &dyn std::fmt::Display,
     error: wasmtime::Error,
     limits: &Limits,
