@@ -6,9 +6,11 @@
 //! plugin in one [`Session`](crate::Session) of a set. The board decides
 //! what may start (the plugin's and the session's caps, a disabled plugin,
 //! a stopping one), keeps each task's state and the finished ones for a
-//! bounded time and count, and hands out events. Running one task (its
-//! instance, its deadline, cancellation) is [`run`]; the plugin's side of
-//! the WIT `tasks` interface is [`import`]; a session's boards, under its
+//! bounded time and count, and hands out events. Starting and running one
+//! task (its instance, its deadline, cancellation) is [`run`]; the
+//! plugin's side of the WIT `tasks` interface is [`import`], and what an
+//! instance's store holds of its board is [`link`] (the few things the
+//! import may do, so that the store does not name the board); a session's boards, under its
 //! cap, are [`boards`]; the embedding API on `PluginHost` and `Session`
 //! is [`api`]. Every number is in [`crate::limits`].
 //!
