@@ -95,13 +95,13 @@ pub fn call(
     output: Output<'_>,
 ) -> Result<()> {
     let Output { json, effects } = output;
-    // The receipt's file is opened before the call, so that one that
-    // cannot be written fails before the plugin does anything.
-    let effects = effects.map(ReceiptFile::open).transpose()?;
     // A packed file brings its grants; flags given now are laid over them
     // (a limit raised or lowered never widens what it was granted).
     let (component, spec) = crate::load::component_or_packed(&tokio, runtime, plugin, flags)?;
     let (grant, limits) = spec.resolve_from_environment()?;
+    // The receipt's file is opened once the flags are known good and
+    // before the plugin runs: one that cannot be written fails first.
+    let effects = effects.map(ReceiptFile::open).transpose()?;
     let mut host = PluginHost::new(component, grant, limits);
     let root = match &host.grant().workspace {
         Some(root) => root.clone(),
@@ -243,7 +243,12 @@ impl<'a> ReceiptFile<'a> {
         let text = serde_json::to_string_pretty(&receipt)? + "\n";
         (self.file.set_len(0))
             .and_then(|()| self.file.write_all(text.as_bytes()))
-            .with_context(|| format!("cannot write {}", self.path.display()))
+            .with_context(|| {
+                format!(
+                    "cannot write the receipt to {} (--effects)",
+                    self.path.display()
+                )
+            })
     }
 }
 

@@ -376,7 +376,10 @@ fn as_text(file: &Path, r: &Report) -> String {
 pub fn describe(contract: &ToolContract, validate: bool) -> String {
     let a = contract.annotations();
     let mut parts = vec![match (validate, contract.validates()) {
-        (false, _) => "arguments not validated (--no-validate)".to_owned(),
+        (false, _) => format!(
+            "arguments not validated ({})",
+            lingxi_wasm_host::Setting::NoValidate
+        ),
         (true, true) => "arguments validated".to_owned(),
         (true, false) => "arguments not validated".to_owned(),
     }];

@@ -242,7 +242,7 @@ fn plugin_json(
             // Its data directory is the host's PLUGIN_DATA, not a data root.
             "grants": describe(spec)
                 .into_iter()
-                .filter(|line| !line.starts_with("data-root"))
+                .filter(|line| !line.starts_with(lingxi_wasm_host::Setting::DataRoot.key()))
                 .collect::<Vec<_>>(),
             "storage": if spec.no_storage { "none" } else { "PLUGIN_DATA" },
             "packedBy": concat!("lingxi-wasm-run ", env!("CARGO_PKG_VERSION")),

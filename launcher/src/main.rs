@@ -337,9 +337,9 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime> {
 fn compile_cache(cache: &CacheArgs) -> Result<Option<CompileCache>> {
     Ok(match (cache.no_cache, &cache.cache_dir) {
         (true, _) => None,
-        (false, Some(dir)) => Some(CompileCache::new(
-            std::path::absolute(dir).context("cannot resolve --cache-dir")?,
-        )),
+        (false, Some(dir)) => Some(CompileCache::new(std::path::absolute(dir).with_context(
+            || format!("cannot resolve {}", lingxi_wasm_host::Setting::CacheDir),
+        )?)),
         (false, None) => CompileCache::default_dir().map(CompileCache::new),
     })
 }

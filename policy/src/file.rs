@@ -62,16 +62,34 @@ impl PolicySpec {
             })?;
             Ok(())
         }
-        if let Some(dir) = &mut self.workspace {
+        // Every setting by name: a new folder setting does not compile
+        // until it is made absolute here (or said to be no folder).
+        let PolicySpec {
+            workspace,
+            allow_read,
+            allow_write,
+            data_root,
+            grant: _,
+            allow_net: _,
+            env: _,
+            timeout: _,
+            max_memory: _,
+            no_storage: _,
+            storage_quota: _,
+            task_timeout: _,
+            max_tasks: _,
+            no_validate: _,
+        } = &mut self;
+        if let Some(dir) = workspace {
             absolute(Setting::Workspace, dir)?;
         }
-        for dir in &mut self.allow_read {
+        for dir in allow_read {
             absolute(Setting::AllowRead, dir)?;
         }
-        for dir in &mut self.allow_write {
+        for dir in allow_write {
             absolute(Setting::AllowWrite, dir)?;
         }
-        if let Some(dir) = &mut self.data_root {
+        if let Some(dir) = data_root {
             absolute(Setting::DataRoot, dir)?;
         }
         Ok(self)

@@ -229,6 +229,27 @@ pub const MAX_QUOTED_VALUE: usize = 60;
 /// difference is named, not repeated in full.
 pub const MAX_QUOTED_DIFFERENCE: usize = 80;
 
+/// Longest text (a pointer, a value, an engine's reason) a contract's
+/// message quotes, in characters.
+pub const MAX_QUOTED_CONTRACT: usize = 200;
+
+/// Deepest nesting of a tool's schema that is searched for patterns (a
+/// plugin writes its schemas).
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+
+/// Log lines queued for the log's writer thread before more are dropped:
+/// a burst (a plugin logging in a loop) outruns a thread writing a line
+/// per system call.
+pub const LOG_QUEUE_LINES: usize = 16_384;
+
+/// How much of a call's arguments the user is shown when asked to approve
+/// it, in characters (the rest is cut, and the message says so).
+pub const SHOWN_ARGUMENTS: usize = 4096;
+
+/// How long a call waits for the user's answer to an approval request,
+/// and how long an `input_required` state stays good.
+pub const APPROVAL_ANSWER_WAIT: Duration = Duration::from_secs(600);
+
 /// The highest memory limit a user may set, in MiB: a wasm32 plugin
 /// addresses its memory with 32 bits, so it never uses more than 4 GiB.
 pub const MAX_MEMORY_MIB: usize = 4096;

@@ -37,7 +37,7 @@ pub(super) fn resolve_at(
         parameter: if pointer.is_empty() {
             "(the arguments)".to_owned()
         } else {
-            schema::quoted(pointer, 200)
+            schema::quoted(pointer, crate::limits::MAX_QUOTED_CONTRACT)
         },
         given: kind.to_owned(),
         rule: format!("is not {what}; a path parameter must be given as one"),
@@ -53,8 +53,8 @@ pub(super) fn resolve_at(
         }
         let resolved =
             paths::resolve(given, access, roots).map_err(|rule| ContractError::Path {
-                parameter: schema::quoted(&at.pointer, 200),
-                given: schema::quoted(given, 200),
+                parameter: schema::quoted(&at.pointer, crate::limits::MAX_QUOTED_CONTRACT),
+                given: schema::quoted(given, crate::limits::MAX_QUOTED_CONTRACT),
                 rule,
             })?;
         found.replaced.push((at.segs.clone(), resolved.clone()));

@@ -200,7 +200,7 @@ impl ToolContract {
             arguments
         };
         let mut value = json::parse(text).map_err(|e| ContractError::NotJson {
-            reason: schema::quoted(&e.to_string(), 200),
+            reason: schema::quoted(&e.to_string(), crate::limits::MAX_QUOTED_CONTRACT),
         })?;
         if let Some(validator) = validator {
             let failures = schema::failures(validator, &value);
@@ -298,7 +298,7 @@ impl Contracts {
                         ProblemKind::Schema,
                         format!(
                             "inputSchema is not valid JSON ({}); its arguments are not validated",
-                            schema::quoted(&e.to_string(), 200)
+                            schema::quoted(&e.to_string(), crate::limits::MAX_QUOTED_CONTRACT)
                         ),
                     );
                     (None, Annotations::default(), 0)

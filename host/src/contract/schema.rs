@@ -57,7 +57,7 @@ impl Budget {
 
 /// How many regular expressions `schema` holds.
 fn patterns(schema: &Value, depth: usize) -> usize {
-    if depth > 128 {
+    if depth > crate::limits::MAX_SCHEMA_DEPTH {
         return 0;
     }
     match schema {
@@ -84,7 +84,7 @@ pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
         .with_pattern_options(PatternOptions::regex().size_limit(MAX_PATTERN_BYTES))
         .build(schema)
         .map_err(|e| {
-            let text = quoted(&e.to_string(), 200);
+            let text = quoted(&e.to_string(), crate::limits::MAX_QUOTED_CONTRACT);
             if text.contains("is not a \"regex\"") {
                 // Valid JSON Schema, but not for this engine.
                 format!("{text}: patterns use Rust regex syntax, without look-around or back-references, and at most {} KiB compiled", MAX_PATTERN_BYTES / 1024)
@@ -118,7 +118,10 @@ fn describe(error: &ValidationError<'_>) -> String {
     if location.is_empty() {
         format!("arguments: {rule}")
     } else {
-        format!("arguments: {}: {rule}", quoted(location, 200))
+        format!(
+            "arguments: {}: {rule}",
+            quoted(location, crate::limits::MAX_QUOTED_CONTRACT)
+        )
     }
 }
 
@@ -146,7 +149,7 @@ fn rule(kind: &ValidationErrorKind, instance: &Value) -> String {
         K::Enum { options } => format!(
             "{} is not one of {}",
             shown(),
-            quoted(&options.to_string(), 200)
+            quoted(&options.to_string(), crate::limits::MAX_QUOTED_CONTRACT)
         ),
         K::Constant { expected_value } => format!(
             "{} is not the constant {}",

@@ -85,8 +85,9 @@ pub fn init_logging() -> Logs {
         Ok(directives) => {
             let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
                 eprintln!(
-                    "lingxi-wasm-run: LINGXI_WASM_LOG={directives:?} is not a log filter ({e}); \
-                     logging at info. Use a level such as `debug`, or `lingxi_wasm=trace`."
+                    "{}: LINGXI_WASM_LOG={directives:?} is not a log filter ({e}); \
+                     logging at info. Use a level such as `debug`, or `lingxi_wasm=trace`.",
+                    lingxi_wasm_policy::wording::program()
                 );
                 tracing_subscriber::EnvFilter::new("info")
             });
@@ -107,10 +108,8 @@ pub fn init_logging() -> Logs {
     logs
 }
 
-/// Log lines queued for the writer thread before more are dropped: a
-/// burst (a plugin logging in a loop) outruns a thread writing a line per
-/// system call. The queue is allocated when the first line is logged.
-const LOG_QUEUE_LINES: usize = 16_384;
+// The queue is allocated when the first line is logged.
+use lingxi_wasm_policy::limits::LOG_QUEUE_LINES;
 
 /// The log's writer thread, once a line started it: dropping this writes
 /// out what is queued (see [`init_logging`]), after a line saying how many

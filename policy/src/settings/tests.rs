@@ -123,6 +123,21 @@ fn each_stated_default_is_the_limit_in_force() {
         (Setting::MaxTasks, limits.max_tasks.to_string()),
     ];
     let command = <PolicySpec as clap::Args>::augment_args(clap::Command::new("t"));
+    // Every flag whose help states a default is in the list above: a new
+    // setting's stated default cannot go unchecked.
+    for arg in command.get_arguments() {
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let long = arg.get_long().unwrap_or_default();
+        let numeric = Setting::ALL
+            .into_iter()
+            .any(|s| s.key() == long && s.shape() == ValueShape::Number);
+        if numeric && help.contains("[default: ") {
+            assert!(
+                stated.iter().any(|(s, _)| s.key() == long),
+                "--{long} states a default this test does not check: {help:?}"
+            );
+        }
+    }
     for (setting, value) in stated {
         let arg = command
             .get_arguments()

@@ -21,7 +21,6 @@
 //! files its path parameters resolve to): the user sees what will run.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use lingxi_wasm_host::{PreparedCall, printable};
@@ -39,7 +38,7 @@ pub const APPROVAL_KEY: &str = "approval";
 
 /// How long a call waits for the user's answer to `elicitation/create`,
 /// and how long an `input_required` state stays good.
-pub const ANSWER_WAIT: Duration = Duration::from_secs(600);
+pub use lingxi_wasm_policy::limits::APPROVAL_ANSWER_WAIT as ANSWER_WAIT;
 
 /// What a state's version says.
 const STATE_VERSION: &str = "lingxi-wasm-approval-2";
@@ -127,9 +126,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// How much of a call's arguments the user is shown (the rest is cut, and
-/// the message says so).
-const SHOWN_ARGUMENTS: usize = 4096;
+use lingxi_wasm_policy::limits::SHOWN_ARGUMENTS;
 
 /// How this request's client can be asked for approval.
 pub enum Asker {

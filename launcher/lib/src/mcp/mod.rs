@@ -135,10 +135,12 @@ async fn shared(
             validate_arguments: !spec.no_validate,
         }
     };
-    let hint = |error: &lingxi_wasm_host::SetError| {
-        matches!(error, lingxi_wasm_host::SetError::Contract { .. })
-            .then_some("; fix the plugin, or pass --no-validate to serve it without checking arguments against its schemas")
-            .unwrap_or_default()
+    let hint = |error: &lingxi_wasm_host::SetError| match error {
+        lingxi_wasm_host::SetError::Contract { .. } => format!(
+            "; fix the plugin, or pass {} to serve it without checking arguments against its schemas",
+            lingxi_wasm_host::Setting::NoValidate
+        ),
+        _ => String::new(),
     };
     let implementation = match plugins {
         Plugins::One(component) => {
@@ -248,8 +250,9 @@ fn plugin_data(dir: PathBuf) -> Result<PathBuf> {
         dunce::canonicalize(&dir).with_context(|| format!("cannot resolve {}", named()))?;
     if roots::shared_place(&resolved) {
         anyhow::bail!(
-            "{} is not a plugin's own folder (it is /, a folder directly under /, or holds the home folder); the plugin would see everything below it; set it to a folder of this plugin's own, or pass --no-storage",
-            named()
+            "{} is not a plugin's own folder (it is /, a folder directly under /, or holds the home folder); the plugin would see everything below it; set it to a folder of this plugin's own, or pass {}",
+            named(),
+            lingxi_wasm_host::Setting::NoStorage
         );
     }
     Ok(resolved)
