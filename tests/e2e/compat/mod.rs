@@ -171,6 +171,12 @@ fn build(guest: Guest, case: &Case) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// The deadline of a call in the matrix, which checks shapes, not deadlines
+/// (isolation.rs and contracts.rs do): a first call starts an instance of an
+/// 18 MB interpreter in a debug host, which a loaded 2-core machine can
+/// stretch past the 2.5 s default.
+const GENEROUS: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What the launcher, a packed executable and the embedding host do with
 /// `component`; the first thing that went wrong.
 fn runs(component: &Path, case: &Case) -> Result<(), String> {
@@ -181,6 +187,8 @@ fn runs(component: &Path, case: &Case) -> Result<(), String> {
         Ok(out) if out.status.success() => {}
         other => return Err(format!("lingxi-wasm-run inspect: {other:?}")),
     }
+    let seconds = GENEROUS.as_secs().to_string();
+    let timeout = ["--timeout", seconds.as_str()];
     let transcripts = workspace_root().join("tests/conformance");
     let names = [
         "spec7-core-dialect.jsonl",
@@ -189,12 +197,12 @@ fn runs(component: &Path, case: &Case) -> Result<(), String> {
     ];
     for name in names {
         replay_with(&transcripts.join(name), |_, args| {
-            Session::start(component, args)
+            Session::start(component, &[args, &timeout[..]].concat())
         })
         .map_err(|e| format!("the launcher, {name}: {e}"))?;
     }
     let dir = tempfile::tempdir().unwrap();
-    let exe = pack_component(dir.path(), component, "probe", &[]);
+    let exe = pack_component(dir.path(), component, "probe", &timeout);
     for name in &names[..2] {
         replay_with(&transcripts.join(name), |_, _| {
             Session::spawn(lingxi_spawn(&exe, dir.path()))
@@ -218,13 +226,13 @@ async fn embedded(component: &Path, tasks: bool) -> Result<(), String> {
         .map_err(|e| format!("the embedding host: {e}"))?;
     let session = set.session("s", None).map_err(|e| e.to_string())?;
     let echo = session
-        .call_tool("probe.echo", "hi", CallOptions::default())
+        .call_tool("probe.echo", "hi", CallOptions::within(GENEROUS))
         .await;
     if echo.as_deref().ok() != Some("echo:hi") {
         return Err(format!("the embedding host, probe.echo: {echo:?}"));
     }
     let command = session
-        .run_command("PB", vec![], CallOptions::default())
+        .run_command("PB", vec![], CallOptions::within(GENEROUS))
         .await;
     let unavailable = "Plugin runtime info unavailable: workspace (no snapshot received)";
     if !matches!(&command, Err(e) if e.to_string().contains(unavailable)) {
