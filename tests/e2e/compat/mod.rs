@@ -241,7 +241,7 @@ async fn embedded(component: &Path, tasks: bool) -> Result<(), String> {
     let started = session.start_task("com.lingxi.test-probe", "echo", "done");
     match (tasks, started) {
         (true, Ok(mut task)) => {
-            let waited = tokio::time::timeout(std::time::Duration::from_secs(60), task.wait());
+            let waited = tokio::time::timeout(GENEROUS, task.wait());
             match waited.await {
                 Ok(TaskState::Succeeded(text)) if text == "done" => {}
                 other => return Err(format!("the embedding host, task echo: {other:?}")),
