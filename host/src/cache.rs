@@ -10,7 +10,7 @@
 //! Loading a cache file runs native code from it, so the folder must be
 //! ours: owned by the user running the launcher and writable by nobody
 //! else (the owner and mode bits on Unix, the owner and ACL on Windows:
-//! `crate::owner`). Otherwise the cache is not used at all (components are
+//! `crate::policy::owner`). Otherwise the cache is not used at all (components are
 //! compiled in memory) and the launcher says once why.
 
 use std::io::Write;
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 
-use crate::owner::{self, Access, Owner};
+use crate::policy::owner::{self, Access, Owner};
 use crate::policy::settings::Setting;
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -44,7 +44,7 @@ impl CompileCache {
 
     /// Why the folder may not hold code this process will run, if so: it
     /// is not a directory, or is owned by another user, or others may write
-    /// to it (see [`crate::owner`]; where that cannot be told, it is not
+    /// to it (see [`crate::policy::owner`]; where that cannot be told, it is not
     /// used). A folder that does not exist yet is fine: it is created
     /// private.
     pub fn untrusted(&self) -> Option<String> {

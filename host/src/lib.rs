@@ -98,7 +98,6 @@ mod linker;
 mod memory;
 pub mod observe;
 mod options;
-pub mod owner;
 mod plugin;
 mod recovery;
 mod server;

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 mod args;
-pub use args::{CacheArgs, ExportFormat, GrantArgs, PackArgs, TrustArgs};
+pub use args::{CacheArgs, ExportFormat, GrantArgs, PackArgs, RegistryArgs, TrustArgs};
+
+use crate::fetch::PluginSource;
 
 /// Run a LingXi plugin component (wasm32-wasip2) in a deny-by-default sandbox,
 /// speaking the LingXi JSON-Lines plugin protocol on stdin/stdout.
@@ -25,15 +27,18 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// The plugin component (.wasm) to run.
-    #[arg(required = true)]
-    pub component: Option<PathBuf>,
+    /// The plugin component (.wasm) to run, or an `oci://` reference.
+    #[arg(required = true, value_parser = crate::fetch::SourceParser)]
+    pub component: Option<PluginSource>,
 
     #[command(flatten)]
     pub grants: GrantArgs,
 
     #[command(flatten)]
     pub cache: CacheArgs,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 /// The environment variables the launcher reads, for `--help`.
@@ -51,6 +56,10 @@ Environment:
   LINGXI_WASM_RECEIPTS
                      a file `record` names for a plugin it runs: each call's
                      receipt is appended to it, for the recording
+  LINGXI_WASM_REGISTRY_USERNAME, LINGXI_WASM_REGISTRY_PASSWORD
+                     credentials for the registries of oci:// plugins (push,
+                     install, …) [default: docker's config.json]
+  DOCKER_CONFIG      the folder of docker's config.json [default: ~/.docker]
   HOME               where ~/.lingxiagent/plugin-data (plugin storage) and
                      ~/.lingxiagent/plugins (install, list, uninstall) are
                      (Windows: the profile folder, %USERPROFILE%)
@@ -62,19 +71,24 @@ pub enum Command {
     /// Pack a component and its grants into one native executable that a
     /// LingXi host runs like any plugin (no arguments needed).
     Pack {
-        /// The plugin component (.wasm).
-        component: PathBuf,
+        /// The plugin component (.wasm), or an `oci://` reference.
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        component: PluginSource,
         /// Where to write the executable.
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
         #[command(flatten)]
         pack: PackArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Pack (if needed) and install a plugin where a LingXi host finds it:
     /// `~/.lingxiagent/plugins/ID`, or `DIR/.lingxi/plugins/ID` with --project.
     Install {
-        /// A component (.wasm) or a packed plugin.
-        input: PathBuf,
+        /// A component (.wasm), a packed plugin, or an `oci://` reference
+        /// (its registry signatures are judged as a packed plugin's).
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        input: PluginSource,
         /// Install into this project instead of globally.
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
@@ -102,6 +116,29 @@ pub enum Command {
         trust: TrustArgs,
         #[command(flatten)]
         grants: Box<GrantArgs>,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Push a plugin's component to an OCI registry as the Wasm OCI
+    /// artifact wkg and Wassette read (config
+    /// application/vnd.wasm.config.v0+json, one application/wasm layer),
+    /// its id, version and declared capabilities as annotations; with
+    /// --sign, its package signature as an OCI 1.1 referrer. Prints the
+    /// digest. Credentials: docker's config.json (`docker login`), or
+    /// LINGXI_WASM_REGISTRY_USERNAME and LINGXI_WASM_REGISTRY_PASSWORD.
+    Push {
+        /// A component (.wasm), or a packed plugin (its component is
+        /// pushed, with its signature unless --sign makes another).
+        component: PathBuf,
+        /// Where: oci://HOST[:PORT]/REPOSITORY[:TAG] [default tag: latest].
+        #[arg(value_parser = parse_reference)]
+        reference: lingxi_wasm_registry::Reference,
+        /// Sign the component with this minisign secret key (see `keygen`):
+        /// the signature covers its id, version and declared capabilities.
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// List the installed plugins packed by lingxi-wasm-run (project, then global).
     List {
@@ -131,9 +168,11 @@ pub enum Command {
     /// The plugin gets a snapshot of the current folder (or --workspace):
     /// its path, and its git repository and branch if any.
     Call {
-        /// A component (.wasm) or a packed plugin (which brings its grants;
-        /// flags given here are laid over them, as over a --policy file).
-        plugin: PathBuf,
+        /// A component (.wasm), a packed plugin (which brings its grants;
+        /// flags given here are laid over them, as over a --policy file),
+        /// or an `oci://` reference.
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        plugin: PluginSource,
         /// A tool name, or `/` and a command name or alias.
         target: Option<String>,
         /// The tool's JSON arguments (one argument), or the command's
@@ -155,6 +194,8 @@ pub enum Command {
         grants: Box<GrantArgs>,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Learn the narrowest policy a plugin needs: run it in a recording
     /// sandbox, never granting more than the grant flags given (the
@@ -164,9 +205,11 @@ pub enum Command {
     /// rule under a comment naming the calls that needed it. What the
     /// plugin tried beyond the ceiling is reported and not added.
     Learn {
-        /// A component (.wasm) or a packed plugin (which brings its grants
-        /// as the ceiling; flags given here are laid over them).
-        plugin: PathBuf,
+        /// A component (.wasm), a packed plugin (which brings its grants
+        /// as the ceiling; flags given here are laid over them), or an
+        /// `oci://` reference.
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        plugin: PluginSource,
         /// Call a tool with its JSON arguments. Repeatable.
         #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"], action = clap::ArgAction::Append)]
         call: Vec<String>,
@@ -187,6 +230,8 @@ pub enum Command {
         grants: Box<GrantArgs>,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Serve a plugin's tools (and its slash commands, as prompts) over the
     /// Model Context Protocol, in the same sandbox: on stdin/stdout (an MCP
@@ -199,21 +244,26 @@ pub enum Command {
         /// A component (.wasm), a packed plugin (which brings its grants;
         /// flags given here are laid over them, as over a --policy file),
         /// or a folder of plugins served as one (each gets the flags'
-        /// grants; names that clash stop the server).
-        plugin: PathBuf,
+        /// grants; names that clash stop the server), or an `oci://`
+        /// reference.
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        plugin: PluginSource,
         #[command(flatten)]
         http: crate::mcp::HttpArgs,
         #[command(flatten)]
         grants: Box<GrantArgs>,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Export a plugin as a package for other agent hosts: with
     /// `--format agent-plugin`, an Agent Plugins 1.0.0 package (Lime Plugin
     /// v3 loads it) whose MCP server is the packed plugin, with its grants.
     Export {
-        /// A component (.wasm) or a packed plugin.
-        input: PathBuf,
+        /// A component (.wasm), a packed plugin, or an `oci://` reference.
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        input: PluginSource,
         /// The package format.
         #[arg(long, value_enum)]
         format: ExportFormat,
@@ -241,16 +291,22 @@ pub enum Command {
         mcp_url: Option<String>,
         #[command(flatten)]
         pack: PackArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Print what a component or packed plugin declares and is granted,
     /// without running any tool.
     Inspect {
-        /// A component (.wasm) or a packed plugin.
-        file: PathBuf,
+        /// A component (.wasm), a packed plugin, or an `oci://` reference
+        /// (where it came from and its registry signatures are shown too).
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        file: PluginSource,
         #[command(flatten)]
         cache: CacheArgs,
         #[command(flatten)]
         trust: TrustArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Run any LingXi plugin (a component, a packed plugin, a native
     /// executable) between the host and itself, passing every byte
@@ -301,8 +357,10 @@ pub enum Command {
     /// memory, and a smoke exchange with nothing granted. Exit status 0
     /// only when there is no error.
     Check {
-        /// A component (.wasm) or a packed plugin (its component is checked).
-        file: PathBuf,
+        /// A component (.wasm), a packed plugin (its component is
+        /// checked), or an `oci://` reference.
+        #[arg(value_parser = crate::fetch::SourceParser)]
+        file: PluginSource,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -310,6 +368,8 @@ pub enum Command {
         /// so that the next call does not compile again.
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Create a plugin project in a new folder: a probe-like skeleton (a
     /// tool with an input schema, a command, a hook), its build command, a
@@ -333,53 +393,10 @@ pub enum Command {
     },
 }
 
-#[cfg(test)]
-mod tests {
-    use clap::{Args, CommandFactory};
-    use lingxi_wasm_host::Setting;
-    use lingxi_wasm_host::policy::settings::Kind;
-
-    /// The long flags of the arguments `A` adds.
-    fn flags_of<A: Args>() -> Vec<String> {
-        let command = A::augment_args(clap::Command::new("t"));
-        let mut flags: Vec<String> = (command.get_arguments())
-            .filter_map(|a| a.get_long().map(str::to_owned))
-            .collect();
-        flags.sort();
-        flags
-    }
-
-    #[test]
-    fn the_cache_flags_are_the_front_end_settings_both_ways() {
-        // `CacheArgs` is the launcher's own struct: its flags and the
-        // settings a message names (`Setting::CacheDir`, …) must be the
-        // same, none missing on either side.
-        let mut settings: Vec<String> = (Setting::of_kind(Kind::FrontEnd))
-            .map(|s| s.key().to_owned())
-            .collect();
-        settings.sort();
-        assert_eq!(flags_of::<super::args::CacheArgs>(), settings);
-        let mut policy: Vec<String> = (Setting::ALL.into_iter())
-            .filter(|s| s.in_policy_file())
-            .map(|s| s.key().to_owned())
-            .collect();
-        policy.sort();
-        assert_eq!(flags_of::<lingxi_wasm_host::PolicySpec>(), policy);
-    }
-
-    #[test]
-    fn every_setting_is_a_flag() {
-        // The words name `--KEY`: each must be a flag of the launcher.
-        let flags: Vec<String> = super::Cli::command()
-            .get_arguments()
-            .filter_map(|a| a.get_long().map(str::to_owned))
-            .collect();
-        for setting in Setting::ALL {
-            assert!(
-                flags.iter().any(|f| f == setting.key()),
-                "--{} is not a flag: {flags:?}",
-                setting.key()
-            );
-        }
-    }
+/// An `oci://` reference argument.
+fn parse_reference(text: &str) -> Result<lingxi_wasm_registry::Reference, String> {
+    lingxi_wasm_registry::Reference::parse(text).map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests;

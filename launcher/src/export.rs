@@ -35,7 +35,7 @@ pub const NAMESPACE: &str = "dev.lingxi-wasm";
 
 /// What `export` is asked.
 pub struct Export<'a> {
-    pub input: &'a Path,
+    pub input: &'a crate::fetch::Fetched,
     pub output: &'a Path,
     pub grants: Grants,
     pub key: Option<&'a minisign::SecretKey>,
@@ -56,15 +56,16 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
         check_url(url)?;
     }
     let previous = previous_export(out)?;
-    let file = lingxi_wasm_host::read_plugin_file(export.input)?;
-    let existing = lingxi_wasm_host::pack::parse_bytes(export.input, &file)?;
-    let (component, spec) = chosen(export.input, file, existing, export.grants)?;
-    let shown = export.input.display().to_string();
+    let file = lingxi_wasm_host::read_plugin_file(&export.input.path)?;
+    let existing = lingxi_wasm_host::pack::parse_bytes(&export.input.path, &file)?;
+    let shown = export.input.shown();
+    let (component, spec) = chosen(&shown, file, existing, export.grants)?;
     let options = PackOptions {
         signing: export.key.map_or(Signing::None, Signing::Key),
         record: None,
         base: export.base,
         target: export.target,
+        origin: export.input.origin(),
     };
     let runtime = Runtime::new()?;
     let (header, bytes, loaded) =

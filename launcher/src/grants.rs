@@ -42,14 +42,14 @@ impl Grants {
 /// grants inside a packed file apply only if the user asks for them: none
 /// is carried over unseen.
 pub fn chosen(
-    input: &Path,
+    input: &str,
     file: Vec<u8>,
     existing: Option<pack::Packed>,
     grants: Grants,
 ) -> Result<(Vec<u8>, PolicySpec)> {
     Ok(match (existing, grants) {
         (Some(existing), Grants::Keep) => {
-            println!("keeping the grants packed into {}:", input.display());
+            println!("keeping the grants packed into {input}:");
             for line in describe(&existing.header.policy) {
                 println!("  {line}");
             }
@@ -61,16 +61,13 @@ pub fn chosen(
         (Some(existing), Grants::Given(spec)) => {
             if existing.header.policy != PolicySpec::default() {
                 eprintln!(
-                    "note: the grants packed into {} are not kept; state them again with flags, or pass --keep-grants to keep them (see them with `lingxi-wasm-run inspect {}`)",
-                    input.display(),
-                    input.display()
+                    "note: the grants packed into {input} are not kept; state them again with flags, or pass --keep-grants to keep them (see them with `lingxi-wasm-run inspect {input}`)"
                 );
             }
             (existing.component().to_vec(), *spec)
         }
         (None, Grants::Keep) => bail!(
-            "--keep-grants keeps the grants of a packed plugin, but {} is not one; give grant flags instead",
-            input.display()
+            "--keep-grants keeps the grants of a packed plugin, but {input} is not one; give grant flags instead"
         ),
         (None, Grants::Given(spec)) => (file, *spec),
     })

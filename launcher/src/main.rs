@@ -12,12 +12,14 @@ mod cli;
 mod cross;
 mod executable;
 mod export;
+mod fetch;
 mod grants;
 mod install;
 mod learn;
 mod load;
 mod new;
 mod packed;
+mod push;
 mod requests;
 mod signing;
 
@@ -105,9 +107,11 @@ fn run(cli: Cli) -> Result<()> {
                     target,
                     grants,
                 },
+            registry,
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
             let spec = grants.spec()?;
+            let fetched = fetch::fetch(&tokio, &component, &registry, fetch::Tags::FromRegistry)?;
             let options = packed::PackOptions {
                 signing: key
                     .as_ref()
@@ -115,8 +119,24 @@ fn run(cli: Cli) -> Result<()> {
                 record: None,
                 base: base.as_deref(),
                 target: target.as_deref(),
+                origin: fetched.origin(),
             };
-            packed::pack(&tokio, &component, &output, spec, options)
+            packed::pack(&tokio, &fetched, &output, spec, options)
+        }
+        Some(Command::Push {
+            component,
+            reference,
+            sign,
+            registry,
+        }) => {
+            let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
+            let push = push::Push {
+                input: &component,
+                reference: &reference,
+                key: key.as_ref(),
+                registry: &registry,
+            };
+            push::push(&tokio, push)
         }
         Some(Command::Record { out, plugin }) => match record::record(&out, &plugin)? {
             0 => Ok(()),
@@ -165,9 +185,11 @@ fn run(cli: Cli) -> Result<()> {
             effects,
             grants,
             cache,
+            registry,
         }) => {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
             let target = call::Target::parse(hook, target, args)?;
+            let plugin = fetch::fetch(&tokio, &plugin, &registry, fetch::Tags::FromStore)?.path;
             let output = call::Output {
                 json,
                 effects: effects.as_deref(),
@@ -183,8 +205,10 @@ fn run(cli: Cli) -> Result<()> {
             force,
             grants,
             cache,
+            registry,
         }) => {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
+            let plugin = fetch::fetch(&tokio, &plugin, &registry, fetch::Tags::FromStore)?.path;
             let learn = learn::Learn {
                 plugin: &plugin,
                 ceiling: flags,
@@ -199,17 +223,23 @@ fn run(cli: Cli) -> Result<()> {
             http,
             grants,
             cache,
+            registry,
         }) => {
             let http = http.options()?;
             let flags = grants.any().then(|| grants.spec()).transpose()?;
             let runtime = runtime(&cache)?;
-            let (plugins, spec) = if plugin.is_dir() {
+            let (plugins, spec) = match plugin {
                 // A folder: the flags grant every plugin in it.
-                (mcp::Plugins::Folder(plugin), flags.unwrap_or_default())
-            } else {
-                let (component, spec) =
-                    load::component_or_packed(&tokio, &runtime, &plugin, flags)?;
-                (mcp::Plugins::One(Box::new(component)), spec)
+                fetch::PluginSource::File(dir) if dir.is_dir() => {
+                    (mcp::Plugins::Folder(dir), flags.unwrap_or_default())
+                }
+                plugin => {
+                    let plugin =
+                        fetch::fetch(&tokio, &plugin, &registry, fetch::Tags::FromStore)?.path;
+                    let (component, spec) =
+                        load::component_or_packed(&tokio, &runtime, &plugin, flags)?;
+                    (mcp::Plugins::One(Box::new(component)), spec)
+                }
             };
             mcp::serve(tokio, runtime, plugins, &spec, http)
         }
@@ -227,8 +257,10 @@ fn run(cli: Cli) -> Result<()> {
                     target,
                     grants,
                 },
+            registry,
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
+            let input = fetch::fetch(&tokio, &input, &registry, fetch::Tags::FromRegistry)?;
             let export = export::Export {
                 accept_new_grants,
                 target: target.as_deref(),
@@ -241,10 +273,22 @@ fn run(cli: Cli) -> Result<()> {
             };
             export::export(&tokio, export)
         }
-        Some(Command::Inspect { file, cache, trust }) => {
-            packed::inspect(&tokio, &file, &runtime(&cache)?, &trust.load()?)
+        Some(Command::Inspect {
+            file,
+            cache,
+            trust,
+            registry,
+        }) => {
+            let fetched = fetch::fetch(&tokio, &file, &registry, fetch::Tags::FromStore)?;
+            packed::inspect(&tokio, &fetched, &runtime(&cache)?, &trust.load()?)
         }
-        Some(Command::Check { file, json, cache }) => {
+        Some(Command::Check {
+            file,
+            json,
+            cache,
+            registry,
+        }) => {
+            let file = fetch::fetch(&tokio, &file, &registry, fetch::Tags::FromStore)?.path;
             check::check(&tokio, &file, json, compile_cache(&cache)?)
         }
         Some(Command::New {
@@ -270,9 +314,10 @@ fn run(cli: Cli) -> Result<()> {
             record,
             trust,
             grants,
+            registry,
         }) => install::install(
             &tokio,
-            &input,
+            &fetch::fetch(&tokio, &input, &registry, fetch::Tags::FromRegistry)?,
             install::Options {
                 project: project.as_deref(),
                 force,
@@ -294,7 +339,9 @@ fn run(cli: Cli) -> Result<()> {
             data_root,
         }) => install::uninstall(&id, project.as_deref(), purge, data_root.as_deref()),
         None => {
-            let component_path = cli.component.context("no component given")?;
+            let component = cli.component.context("no component given")?;
+            let component_path =
+                fetch::fetch(&tokio, &component, &cli.registry, fetch::Tags::FromStore)?.path;
             let runtime = runtime(&cli.cache)?;
             let component = tokio.block_on(runtime.load_file(&component_path))?;
             serve(tokio, component, &cli.grants.spec()?, None)

@@ -41,14 +41,29 @@ pub fn run(packed: Packed) -> Result<()> {
 /// `pack`: the running launcher + component + precompiled code + grants.
 pub fn pack(
     tokio: &tokio::runtime::Runtime,
-    component_path: &Path,
+    input: &crate::fetch::Fetched,
     output: &Path,
     spec: PolicySpec,
     options: PackOptions,
 ) -> Result<()> {
-    let component = std::fs::read(component_path)
-        .with_context(|| format!("cannot read component {}", component_path.display()))?;
-    let name = component_path.display().to_string();
+    let component = std::fs::read(&input.path)
+        .with_context(|| format!("cannot read component {}", input.path.display()))?;
+    let name = input.shown();
+    // A pulled component keeps a signature of it from its registry (the
+    // first that signed these bytes, whoever's key: `install` judges it).
+    let options = match (&options.signing, &input.pulled) {
+        (Signing::None, Some(pulled)) => PackOptions {
+            signing: crate::signing::choose(
+                &crate::signing::Trust::default(),
+                &pulled.signatures,
+                &component,
+            )
+            .0
+            .map_or(Signing::None, Signing::Keep),
+            ..options
+        },
+        _ => options,
+    };
     let (header, bytes) = pack_bytes(tokio, &component, &name, spec, options)?;
     write_executable(output, &bytes)?;
     eprintln!(
@@ -81,6 +96,8 @@ pub struct PackOptions<'a> {
     pub base: Option<&'a Path>,
     /// The platform it is for (`--target`; see `cross`), if not this one.
     pub target: Option<&'a str>,
+    /// The registry artifact its component was pulled as, if it was.
+    pub origin: Option<pack::Origin>,
 }
 
 /// Builds a packed executable of `component` (`name` is what messages call
@@ -112,6 +129,7 @@ pub fn pack_loaded(
         record,
         base,
         target,
+        origin,
     } = options;
     // Check the grants now (directories exist, rules parse), not at first start.
     let (grant, _) = spec.resolve_from_environment()?;
@@ -162,6 +180,7 @@ pub fn pack_loaded(
         },
         record,
         base: None,
+        origin,
     };
     if let (Some(cross), Some(target)) = (cross, target) {
         // It cannot be started here: its base and code were checked instead.
@@ -218,7 +237,7 @@ pub fn pack_loaded(
 }
 
 /// The wire names of the capabilities `manifest` declares.
-fn declared(manifest: &lingxi_wasm_host::types::Manifest) -> Vec<String> {
+pub(crate) fn declared(manifest: &lingxi_wasm_host::types::Manifest) -> Vec<String> {
     manifest
         .capabilities
         .iter()
@@ -269,10 +288,12 @@ pub(crate) fn header_mismatch(
 /// precompiled code is never used: its portable component is compiled here.
 pub fn inspect(
     tokio: &tokio::runtime::Runtime,
-    file: &Path,
+    input: &crate::fetch::Fetched,
     runtime: &Runtime,
     trust: &crate::signing::Trust,
 ) -> Result<()> {
+    let file = input.path.as_path();
+    crate::fetch::describe_pull(input, trust)?;
     match pack::read(file)? {
         Some(packed) => {
             let component =
@@ -392,6 +413,9 @@ fn print_inspection(
     );
     if let Some((packed, verdict)) = packed {
         out += &format!("signature    {verdict}\n");
+        if let Some(origin) = &packed.header.origin {
+            out += &format!("from         {} ({})\n", origin.reference, origin.digest);
+        }
         if let Some(dir) = &packed.header.record {
             out += &format!("records      every session into {}\n", dir.display());
         }

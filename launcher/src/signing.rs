@@ -290,7 +290,7 @@ fn only_mine(path: &Path) -> Result<std::path::PathBuf> {
 }
 
 mod verify;
-pub use verify::{Verdict, verify};
+pub use verify::{Verdict, choose, verify};
 
 /// A minisign key id as minisign prints it.
 fn key_id(keynum: &[u8]) -> String {
@@ -302,3 +302,10 @@ fn key_id(keynum: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// The id of the key that made the signature `text`, if it is one.
+pub fn signer(text: &str) -> Option<String> {
+    minisign::SignatureBox::from_string(text)
+        .ok()
+        .map(|s| key_id(s.keynum()))
+}

@@ -102,6 +102,20 @@ pub struct PackHeader {
     /// (`lingxi-wasm-rt 0.1.0 (runtime-only)`); absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// The registry artifact its component was pulled as (`install
+    /// oci://…`), for `list` and `inspect`; absent for a local file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// Where a packed plugin's component came from: a registry reference and
+/// the manifest digest it resolved to when it was pulled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The reference as the user gave it (`oci://HOST/REPO:TAG`).
+    pub reference: String,
+    /// The manifest's digest (`sha256:…`).
+    pub digest: String,
 }
 
 /// The verified contents of a packed executable.

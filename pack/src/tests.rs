@@ -16,6 +16,7 @@ fn header(component: &[u8]) -> PackHeader {
         signature: None,
         record: None,
         base: None,
+        origin: None,
     }
 }
 

@@ -26,7 +26,9 @@
 //! - [`receipt`]: what one call did, as data;
 //! - [`limits`]: every number a plugin can run into;
 //! - [`places`] and [`storage`]: the user's folders, and where a plugin's
-//!   data directory is; [`text`]: text as it is shown (printable, capped).
+//!   data directory is; [`owner`]: who owns a file and who else may change
+//!   it (what every folder that decides what runs is checked against);
+//!   [`text`]: text as it is shown (printable, capped).
 //!
 //! ```
 //! use lingxi_wasm_policy::{Capability, Grant, Policy};
@@ -60,6 +62,7 @@ pub mod learn;
 pub mod limits;
 mod mounts;
 pub mod net;
+pub mod owner;
 pub mod places;
 pub mod receipt;
 pub mod settings;

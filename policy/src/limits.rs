@@ -347,5 +347,35 @@ pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(3600);
 pub const TASK_TIMEOUT_RANGE: std::ops::RangeInclusive<Duration> =
     Duration::from_millis(1)..=Duration::from_secs(86_400);
 
+/// Longest manifest, index or referrers list read from a registry (the
+/// distribution registry's own limit for a manifest).
+pub const MAX_REGISTRY_MANIFEST: usize = 4 << 20;
+
+/// Longest config blob of a Wasm artifact read (its imports and exports).
+pub const MAX_REGISTRY_CONFIG: usize = 1 << 20;
+
+/// Longest signature blob read from a registry (a minisign signature is
+/// about 350 bytes).
+pub const MAX_REGISTRY_SIGNATURE: usize = 4096;
+
+/// Most signatures of one artifact that are fetched and tried.
+pub const MAX_REGISTRY_SIGNATURES: usize = 16;
+
+/// Longest other answer read from a registry: an error's body, a token.
+pub const MAX_REGISTRY_SMALL_BODY: usize = 64 << 10;
+
+/// Most redirects followed for one request (each to the same host).
+pub const MAX_REGISTRY_REDIRECTS: usize = 5;
+
+/// How long one registry pull or push may take, from its first request to
+/// its last byte, unless the user sets another.
+pub const REGISTRY_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a registry may send nothing before a read is given up.
+pub const REGISTRY_IDLE: Duration = Duration::from_secs(30);
+
+/// Longest registry reference shown in a message.
+pub const MAX_SHOWN_REFERENCE: usize = 600;
+
 #[cfg(test)]
 mod tests;

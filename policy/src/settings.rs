@@ -328,6 +328,18 @@ settings! {
     /// No compile cache.
     #[setting(NoCache, Switch)]
     no_cache,
+
+    /// How long one registry pull or push may take.
+    #[setting(RegistryTimeout, Number)]
+    registry_timeout,
+
+    /// A registry host that may be reached over plain HTTP.
+    #[setting(AllowHttpRegistry, Text)]
+    allow_http_registry,
+
+    /// The CA certificates a registry's TLS is verified against.
+    #[setting(RegistryCa, Text)]
+    registry_ca,
 }
 
 impl Setting {

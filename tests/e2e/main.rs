@@ -26,6 +26,7 @@ mod packed_trust;
 mod polyglot;
 mod receipts;
 mod record;
+mod registry;
 mod runtime_base;
 mod signing;
 mod soak;

@@ -5,12 +5,12 @@
 //! sticky bit, like `/tmp`, lets nobody else rename what is in it; on
 //! Windows, `C:\` lets every user add folders, not rename others'). Who
 //! owns a place and who else may write it is read by
-//! `lingxi_wasm_host::owner` (mode bits on Unix, the ACL on Windows). A symbolic link is
+//! `lingxi_wasm_policy::owner` (mode bits on Unix, the ACL on Windows). A symbolic link is
 //! judged by what it points at, and the folders that hold the link too.
 
 use std::path::{Path, PathBuf};
 
-use lingxi_wasm_host::owner::{self, Owner};
+use lingxi_wasm_host::policy::owner::{self, Owner};
 
 /// Why a path is not private.
 #[derive(Debug, thiserror::Error)]

@@ -113,3 +113,23 @@ fn policy_file_help() -> String {
         keys.join(", ")
     )
 }
+
+/// How registries are reached, for a plugin named `oci://…`.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// How long one registry pull or push may take, in seconds, from its
+    /// first request to its last byte [default: 300].
+    #[arg(long, value_name = "SECONDS")]
+    pub registry_timeout: Option<u64>,
+
+    /// Reach this registry (HOST or HOST:PORT) over plain HTTP, unencrypted
+    /// and unauthenticated; this machine's registries (localhost, loopback
+    /// addresses) may be anyway. Repeatable.
+    #[arg(long, value_name = "HOST")]
+    pub allow_http_registry: Vec<String>,
+
+    /// Verify registries' TLS against the CA certificates of this PEM file
+    /// alone, instead of the system's trusted roots.
+    #[arg(long, value_name = "FILE")]
+    pub registry_ca: Option<PathBuf>,
+}

@@ -18,6 +18,7 @@ fn header(component: &[u8], signature: Option<String>) -> PackHeader {
         signature,
         record: None,
         base: None,
+        origin: None,
     }
 }
 

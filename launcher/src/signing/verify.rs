@@ -66,29 +66,17 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
     let Some(text) = &header.signature else {
         return Verdict::Unsigned;
     };
-    let bad = |reason: String| Verdict::Bad { reason };
-    if text.len() > MAX_SIGNATURE {
-        return bad(format!(
-            "{} bytes, more than a signature can be",
-            text.len()
-        ));
-    }
-    let signature = match SignatureBox::from_string(text) {
-        Ok(s) => s,
-        Err(e) => return bad(format!("not a minisign signature ({e})")),
+    let signature = match parse(text) {
+        Ok(signature) => signature,
+        Err(verdict) => return verdict,
     };
+    let bad = |reason: String| Verdict::Bad { reason };
     let key = key_id(signature.keynum());
     // What the signed comment claims is checked first, by anyone: a
     // signature that names another plugin, version or component is not one
     // of this file, whoever's key made it.
-    let comment = signature.trusted_comment().unwrap_or_default();
-    let present = |name: &str| {
-        comment
-            .split(' ')
-            .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
-            .map(str::to_owned)
-    };
-    let field = |name: &str| present(name).unwrap_or_default();
+    let claims = Claims::of(&signature);
+    let field = |name: &str| claims.field(name).unwrap_or_default();
     let (id, version, sha) = (field("plugin"), field("version"), field("component-sha256"));
     if id != header.plugin_id || version != header.plugin_version || sha != sha256_hex(component) {
         return bad(format!(
@@ -104,7 +92,7 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
     // A signature of the new format covers the declared capabilities: the
     // header's list and the manifest a packed start reads must both be
     // what was signed.
-    let signed_capabilities = present("capabilities");
+    let signed_capabilities = claims.field("capabilities");
     if let Some(signed) = &signed_capabilities {
         let sorted = |names: &mut Vec<String>| {
             names.sort();
@@ -134,6 +122,96 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
             }
         }
     }
+    by_trusted_key(trust, &signature, component, signed_capabilities.is_some())
+}
+
+/// The signature among `texts` (an artifact's signatures in a registry)
+/// that a trusted key made of `component`, judged before the component is
+/// ever run: the component digest it signed, and the key. What it claims
+/// of the plugin (id, version, capabilities) is [`verify`]'s to check, once
+/// the component is asked what it is. Without such a signature: the most
+/// telling verdict of the others (an unknown key, else a bad one), and the
+/// text of an unknown key's signature, kept for a later `--trust`.
+pub fn choose(trust: &Trust, texts: &[String], component: &[u8]) -> (Option<String>, Verdict) {
+    let mut unknown = None;
+    let mut bad = None;
+    for text in texts {
+        let verdict = before_run(trust, text, component);
+        match verdict {
+            Verdict::Verified { .. } => return (Some(text.clone()), verdict),
+            Verdict::UnknownKey { .. } if unknown.is_none() => {
+                unknown = Some((Some(text.clone()), verdict))
+            }
+            Verdict::Bad { .. } if bad.is_none() => bad = Some((None, verdict)),
+            _ => {}
+        }
+    }
+    unknown.or(bad).unwrap_or((None, Verdict::Unsigned))
+}
+
+/// `text` judged against `component` alone: its signed component digest
+/// and its key.
+fn before_run(trust: &Trust, text: &str, component: &[u8]) -> Verdict {
+    let signature = match parse(text) {
+        Ok(signature) => signature,
+        Err(verdict) => return verdict,
+    };
+    let claims = Claims::of(&signature);
+    let sha = claims.field("component-sha256").unwrap_or_default();
+    if sha != sha256_hex(component) {
+        return Verdict::Bad {
+            reason: format!(
+                "key {} signed component sha256:{}, but this one is sha256:{}",
+                key_id(signature.keynum()),
+                printable(&sha),
+                sha256_hex(component)
+            ),
+        };
+    }
+    by_trusted_key(
+        trust,
+        &signature,
+        component,
+        claims.field("capabilities").is_some(),
+    )
+}
+
+/// A signature's text, read.
+fn parse(text: &str) -> Result<SignatureBox, Verdict> {
+    let bad = |reason: String| Verdict::Bad { reason };
+    if text.len() > MAX_SIGNATURE {
+        return Err(bad(format!(
+            "{} bytes, more than a signature can be",
+            text.len()
+        )));
+    }
+    SignatureBox::from_string(text).map_err(|e| bad(format!("not a minisign signature ({e})")))
+}
+
+/// What a signature's signed comment says: `name=value` words.
+struct Claims(String);
+
+impl Claims {
+    fn of(signature: &SignatureBox) -> Self {
+        Claims(signature.trusted_comment().unwrap_or_default())
+    }
+
+    fn field(&self, name: &str) -> Option<String> {
+        self.0
+            .split(' ')
+            .find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
+            .map(str::to_owned)
+    }
+}
+
+/// Whether a key the user trusts made `signature` of `component`.
+fn by_trusted_key(
+    trust: &Trust,
+    signature: &SignatureBox,
+    component: &[u8],
+    capabilities: bool,
+) -> Verdict {
+    let key = key_id(signature.keynum());
     // Key ids are not secret: every trusted key with this id is tried.
     let mut candidates = trust
         .keys
@@ -147,7 +225,7 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
     for (public, name) in candidates {
         match minisign::verify(
             public,
-            &signature,
+            signature,
             Cursor::new(component),
             true,
             false,
@@ -157,13 +235,13 @@ pub fn verify(trust: &Trust, header: &PackHeader, component: &[u8]) -> Verdict {
                 return Verdict::Verified {
                     key,
                     name: name.clone(),
-                    capabilities: signed_capabilities.is_some(),
+                    capabilities,
                 };
             }
             Err(e) => failure = e.to_string(),
         }
     }
-    bad(format!(
-        "key {key}: {failure}: the component is not what was signed"
-    ))
+    Verdict::Bad {
+        reason: format!("key {key}: {failure}: the component is not what was signed"),
+    }
 }

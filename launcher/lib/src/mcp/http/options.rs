@@ -180,7 +180,7 @@ fn read_token(path: &Path) -> Result<Vec<u8>> {
             named()
         )
     })?;
-    let access = lingxi_wasm_host::owner::access(&resolved)
+    let access = lingxi_wasm_host::policy::owner::access(&resolved)
         .with_context(|| format!("{}: cannot tell who may read it", named()))?;
     if access.others_may_read {
         bail!(

@@ -10,8 +10,9 @@ use lingxi_wasm_host::printable;
 use lingxi_wasm_policy::{places, storage};
 
 use crate::executable::write_executable;
+use crate::fetch::{Fetched, origin_change, origin_line};
 use crate::grants::{Grants, chosen, describe, grant_changes, list_or_none, no_silent_escalation};
-use crate::packed::{self, Signing};
+use crate::packed;
 use crate::signing::{self, Trust, Verdict};
 
 /// The folder plugins are installed in: the project's, or the global one.
@@ -54,7 +55,7 @@ pub struct Options<'a> {
 /// plugin id, atomically; refuses to replace a different plugin unless `force`.
 /// A signature must hold if its key is trusted (and be there at all with
 /// `signed_only`); the installed file keeps it.
-pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) -> Result<()> {
+pub fn install(tokio: &tokio::runtime::Runtime, input: &Fetched, options: Options) -> Result<()> {
     let Options {
         project,
         force,
@@ -73,19 +74,24 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
         );
     }
     let dir = plugin_dir(project)?;
+    let name = input.shown();
     // The file is read once: the bytes whose signature is checked are the
     // bytes installed (a path read twice can change in between).
-    let file = lingxi_wasm_host::read_plugin_file(input)?;
-    let existing = pack::parse_bytes(input, &file)?;
-    let signing = check_signature(input, existing.as_ref(), &trust, signed_only)?;
-    let (component, spec) = chosen(input, file, existing, grants)?;
+    let file = lingxi_wasm_host::read_plugin_file(&input.path)?;
+    let existing = pack::parse_bytes(&input.path, &file)?;
+    // Before the component is ever run (packing asks it what it is).
+    let signing = match &input.pulled {
+        Some(pulled) => pulled_signature(&name, &pulled.signatures, &file, &trust, signed_only)?,
+        None => check_signature(&name, existing.as_ref(), &trust, signed_only)?,
+    };
+    let (component, spec) = chosen(&name, file, existing, grants)?;
     let record = record.map(record_dir).transpose()?;
-    let name = input.display().to_string();
     let options = packed::PackOptions {
         signing,
         record,
         base: None,
         target: None,
+        origin: input.origin(),
     };
     let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, options)?;
     // The header just made holds the component's own id and version (the
@@ -93,7 +99,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     // for them too.
     let verdict = signing::verify(&trust, &header, &component);
     if !matches!(verdict, Verdict::Unsigned) {
-        judge(input, &verdict, signed_only)?;
+        judge(&name, &verdict, signed_only)?;
     }
     let id = &header.plugin_id;
     if !storage::is_safe_id(id) {
@@ -114,6 +120,9 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     match installed {
         None => {}
         Some(Ok(Some(old))) if old.header.plugin_id == *id => {
+            if let Some(line) = origin_change(old.header.origin.as_ref(), header.origin.as_ref()) {
+                println!("{}", printable(&line));
+            }
             escalation(Some(&old.header))?;
             changes = grant_changes(&old.header.policy, &header.policy);
         }
@@ -150,6 +159,9 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Path, options: Options) 
     for line in describe(&header.policy) {
         println!("{line}");
     }
+    if let Some(origin) = &header.origin {
+        println!("{}", printable(&origin_line(origin)));
+    }
     println!("signature      {verdict}");
     if let Some(dir) = &header.record {
         println!("records        every session into {}", dir.display());
@@ -177,52 +189,6 @@ fn record_dir(dir: &Path) -> Result<PathBuf> {
         )
     })?;
     Ok(dir)
-}
-
-/// The signature `input` brings, checked: a bad one is always refused; an
-/// unsigned package or an unknown key only with `signed_only`.
-fn check_signature(
-    input: &Path,
-    packed: Option<&pack::Packed>,
-    trust: &Trust,
-    signed_only: bool,
-) -> Result<Signing<'static>> {
-    let packed = match packed {
-        Some(packed) => packed,
-        // A bare component carries no signature.
-        None if signed_only => bail!(
-            "{} is not a signed package, and --signed-only refuses it; install a file made by `pack --sign`",
-            input.display()
-        ),
-        None => return Ok(Signing::None),
-    };
-    let verdict = signing::verify(trust, &packed.header, packed.component());
-    judge(input, &verdict, signed_only)?;
-    Ok(packed
-        .header
-        .signature
-        .clone()
-        .map_or(Signing::None, Signing::Keep))
-}
-
-/// Refuses `input` if its signature's `verdict` forbids installing it.
-fn judge(input: &Path, verdict: &Verdict, signed_only: bool) -> Result<()> {
-    match (verdict, signed_only) {
-        (Verdict::Bad { .. }, _) => bail!(
-            "{}: {verdict}; it was not installed (the file was changed after it was signed, or signed for another plugin)",
-            input.display()
-        ),
-        (verdict, _) if verdict.trusted() => {}
-        (_, true) => bail!(
-            "{} is {verdict}, and --signed-only refuses it; pass the author's public key with --trust KEY.pub (or add it to {}), or drop --signed-only",
-            input.display(),
-            signing::default_keys_file()
-                .map(|f| f.display().to_string())
-                .unwrap_or_else(|| "--trusted-keys FILE".into())
-        ),
-        (_, false) => eprintln!("note: {}: {verdict}", input.display()),
-    }
-    Ok(())
 }
 
 /// `list`: installed wrapped plugins in the project folder, then globally.
@@ -264,6 +230,9 @@ pub fn list(project: Option<&Path>, trust: &Trust) -> Result<()> {
                     outln!("  declares       {}", list_or_none(&h.declared));
                     for line in describe(&h.policy) {
                         outln!("  {line}");
+                    }
+                    if let Some(origin) = &h.origin {
+                        outln!("  {}", origin_line(origin));
                     }
                     outln!("  digest         sha256:{}", p.digest);
                     outln!("  component      ok (sha256:{})", h.component_sha256);
@@ -359,3 +328,6 @@ pub fn uninstall(
     }
     Ok(())
 }
+
+mod signatures;
+use signatures::{check_signature, judge, pulled_signature};

@@ -1,0 +1,51 @@
+//! The flags against the settings they are declared as.
+use clap::{Args, CommandFactory};
+use lingxi_wasm_host::Setting;
+use lingxi_wasm_host::policy::settings::Kind;
+
+/// The long flags of the arguments `A` adds.
+fn flags_of<A: Args>() -> Vec<String> {
+    let command = A::augment_args(clap::Command::new("t"));
+    let mut flags: Vec<String> = (command.get_arguments())
+        .filter_map(|a| a.get_long().map(str::to_owned))
+        .collect();
+    flags.sort();
+    flags
+}
+
+#[test]
+fn the_cache_flags_are_the_front_end_settings_both_ways() {
+    // `CacheArgs` and `RegistryArgs` are the launcher's own: their flags and the
+    // settings a message names (`Setting::CacheDir`, …) must be the
+    // same, none missing on either side.
+    let mut settings: Vec<String> = (Setting::of_kind(Kind::FrontEnd))
+        .map(|s| s.key().to_owned())
+        .collect();
+    settings.sort();
+    let mut flags = flags_of::<super::args::CacheArgs>();
+    flags.extend(flags_of::<super::args::RegistryArgs>());
+    flags.sort();
+    assert_eq!(flags, settings);
+    let mut policy: Vec<String> = (Setting::ALL.into_iter())
+        .filter(|s| s.in_policy_file())
+        .map(|s| s.key().to_owned())
+        .collect();
+    policy.sort();
+    assert_eq!(flags_of::<lingxi_wasm_host::PolicySpec>(), policy);
+}
+
+#[test]
+fn every_setting_is_a_flag() {
+    // The words name `--KEY`: each must be a flag of the launcher.
+    let flags: Vec<String> = super::Cli::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_owned))
+        .collect();
+    for setting in Setting::ALL {
+        assert!(
+            flags.iter().any(|f| f == setting.key()),
+            "--{} is not a flag: {flags:?}",
+            setting.key()
+        );
+    }
+}
