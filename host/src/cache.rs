@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 
-use crate::policy::owner::{self, Access, Owner};
+use crate::policy::owner::{self, Access, Owner, create_private_dir};
 use crate::policy::settings::Setting;
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -202,12 +202,4 @@ fn own_file(path: &Path) -> bool {
         return false;
     }
     meta.is_file()
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }

@@ -74,12 +74,17 @@ pub fn invisible(c: char) -> bool {
 /// messages show it: [`printable`], and cut after 128 bytes so a huge name
 /// cannot make a huge error text or log line.
 pub fn shown_name(name: &str) -> String {
-    const MAX: usize = crate::limits::MAX_SHOWN_NAME;
-    let text = printable(name);
-    if text.len() <= MAX {
+    shown_within(name, crate::limits::MAX_SHOWN_NAME)
+}
+
+/// `text` as messages show it: [`printable`], and cut after `max` bytes
+/// (at a character's boundary) with `…`.
+pub fn shown_within(text: &str, max: usize) -> String {
+    let text = printable(text);
+    if text.len() <= max {
         return text.into_owned();
     }
-    let mut end = MAX;
+    let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }

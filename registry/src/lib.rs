@@ -49,14 +49,5 @@ pub use store::Store;
 /// Text from a registry or a user as a message shows it: printable, and
 /// cut after [`MAX_SHOWN_REFERENCE`](lingxi_wasm_policy::limits::MAX_SHOWN_REFERENCE) bytes.
 pub(crate) fn shown(text: &str) -> String {
-    const MAX: usize = lingxi_wasm_policy::limits::MAX_SHOWN_REFERENCE;
-    let text = lingxi_wasm_policy::text::printable(text);
-    if text.len() <= MAX {
-        return text.into_owned();
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    lingxi_wasm_policy::text::shown_within(text, lingxi_wasm_policy::limits::MAX_SHOWN_REFERENCE)
 }

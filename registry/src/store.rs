@@ -15,7 +15,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use lingxi_wasm_policy::owner::{self, Access, Owner};
+use lingxi_wasm_policy::owner::{self, Access, Owner, create_private_dir};
 
 use crate::digest::Digest;
 use crate::error::RegistryError;
@@ -236,14 +236,6 @@ fn tag_key(reference: &Reference) -> String {
         reference.repository(),
         reference.tag().unwrap_or(crate::reference::DEFAULT_TAG)
     )
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 #[cfg(test)]

@@ -71,6 +71,17 @@ pub fn access(path: &Path) -> std::io::Result<Access> {
     }
 }
 
+/// Creates `dir` and its missing parents, private to this user where the
+/// platform has mode bits (0700 on Unix; on Windows a new folder inherits
+/// its parent's permissions, which [`access`] then judges).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Owner, access};
