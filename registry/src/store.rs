@@ -8,7 +8,9 @@
 //! is read and must have the digest it is filed under, and a tag's entry
 //! only names a digest. Still, the folder must be the user's and writable
 //! by nobody else, as the compile cache's (`lingxi_wasm_policy::owner`); a
-//! folder that is not is refused, naming it. Files are written to a
+//! folder that is not is refused, naming it, and so is one whose parent lets
+//! others rename it. Each file read, and each folder down to it, must be so
+//! too: one that is not is not used. Files are written to a
 //! temporary name and renamed into place once complete and checked, so a
 //! failed or hostile pull leaves nothing under a digest.
 
@@ -71,7 +73,47 @@ impl Store {
                 "others may write to it; make it private (chmod 700; on Windows, remove other users from its permissions)".into(),
             )),
             Ok(_) => Ok(()),
+        }?;
+        // Who may rename entries of the folder holding it could put another
+        // store in its place.
+        if let Some(parent) = self.dir.parent().filter(|p| !p.as_os_str().is_empty())
+            && owner::access(parent).map_or(true, |a| a.others_may_rename_entries)
+        {
+            return Err(refuse(format!(
+                "others may rename what its folder {} holds; make that folder private (chmod 700; on Windows, remove other users from its permissions)",
+                parent.display()
+            )));
         }
+        Ok(())
+    }
+
+    /// Whether `path`, a file in the store, may be read: it and every
+    /// folder from the store's down to it are this user's (or the
+    /// system's) and writable by nobody else. One that is not is not used
+    /// (and not removed: it is not ours to remove), and the reason logged.
+    fn private(&self, path: &Path) -> bool {
+        let Ok(inside) = path.strip_prefix(&self.dir) else {
+            return false;
+        };
+        let mut at = self.dir.clone();
+        let mut places = vec![at.clone()];
+        for part in inside.components() {
+            at.push(part);
+            places.push(at.clone());
+        }
+        for place in places {
+            let mine = owner::access(&place)
+                .is_ok_and(|a| !matches!(a.owner, Owner::Other(_)) && !a.others_may_write);
+            if !mine {
+                tracing::warn!(
+                    "not using {} from the registry store: it is another user's, or others may write to it; make the store private (chmod -R go-w {})",
+                    place.display(),
+                    self.dir.display()
+                );
+                return false;
+            }
+        }
+        true
     }
 
     /// Where blob `digest` is kept.
@@ -84,7 +126,7 @@ impl Store {
     pub fn blob(&self, digest: &Digest, max: u64) -> Option<Vec<u8>> {
         let path = self.blob_path(digest);
         let meta = std::fs::symlink_metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() > max {
+        if !meta.is_file() || meta.len() > max || !self.private(&path) {
             return None;
         }
         let bytes = std::fs::read(&path).ok()?;
@@ -119,7 +161,7 @@ impl Store {
         use std::io::Read;
         let path = self.blob_path(digest);
         let meta = std::fs::symlink_metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() != size {
+        if !meta.is_file() || meta.len() != size || !self.private(&path) {
             return None;
         }
         let mut file = std::fs::File::open(&path).ok()?;
@@ -164,7 +206,7 @@ impl Store {
     pub fn referrers(&self, digest: &Digest) -> Option<Vec<Digest>> {
         let path = self.dir.join("referrers").join(digest.hex());
         let meta = std::fs::symlink_metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() > MAX_TAG_ENTRY * 16 {
+        if !meta.is_file() || meta.len() > MAX_TAG_ENTRY * 16 || !self.private(&path) {
             return None;
         }
         let text = std::fs::read_to_string(&path).ok()?;
@@ -186,7 +228,7 @@ impl Store {
     pub fn tag(&self, reference: &Reference) -> Option<Digest> {
         let path = self.tag_path(reference);
         let meta = std::fs::symlink_metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() > MAX_TAG_ENTRY {
+        if !meta.is_file() || meta.len() > MAX_TAG_ENTRY || !self.private(&path) {
             return None;
         }
         let text = std::fs::read_to_string(&path).ok()?;
