@@ -361,12 +361,24 @@ pub fn signatures_listed(index: &Index, max: usize) -> Vec<Descriptor> {
         .collect()
 }
 
-/// Reads a signature manifest: its one layer, and the subject it names.
-pub fn check_signature_manifest(bytes: &[u8], max_signature: u64) -> Result<Descriptor, String> {
+/// Reads a signature manifest of the manifest `subject`: its one layer.
+/// One that names another subject, or none, is refused.
+pub fn check_signature_manifest(
+    bytes: &[u8],
+    subject: &Digest,
+    max_signature: u64,
+) -> Result<Descriptor, String> {
     let manifest: Manifest = serde_json::from_slice(bytes)
         .map_err(|e| format!("the signature's manifest is not an OCI image manifest ({e})"))?;
     if manifest.artifact_type.as_deref() != Some(SIGNATURE_ARTIFACT_TYPE) {
         return Err("the signature's manifest is not a lingxi-wasm signature".into());
+    }
+    let named = (manifest.subject.as_ref()).and_then(|d| d.parsed_digest().ok());
+    if named.as_ref() != Some(subject) {
+        return Err(format!(
+            "a signature listed for {subject} names another subject ({})",
+            named.map_or("none".to_owned(), |d| d.to_string())
+        ));
     }
     let [layer] = manifest.layers.as_slice() else {
         return Err("the signature's manifest does not have exactly one layer".into());

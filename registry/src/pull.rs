@@ -345,7 +345,7 @@ async fn signatures(
                 "the signature manifest it sent is not {manifest_digest}"
             )));
         }
-        let layer = check_signature_manifest(&manifest, MAX_REGISTRY_SIGNATURE as u64)
+        let layer = check_signature_manifest(&manifest, digest, MAX_REGISTRY_SIGNATURE as u64)
             .map_err(|why| session.refused(why))?;
         let text = small_blob(session, &layer, MAX_REGISTRY_SIGNATURE).await?;
         let text = String::from_utf8(text)

@@ -41,6 +41,22 @@ impl Reference {
 
     /// Parses `oci://HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX]`.
     pub fn parse(text: &str) -> Result<Self, RegistryError> {
+        // `oci://USER:PASSWORD@HOST/…`: credentials do not go in a
+        // reference (it is shown, logged and recorded), and the text before
+        // the `@` is not repeated.
+        if let Some(rest) = text.strip_prefix(SCHEME)
+            && let Some((before, after)) = rest.split_once('@')
+            && !before.contains('/')
+        {
+            return Err(RegistryError::BadReference {
+                reference: format!("{SCHEME}…@{}", crate::shown(after)),
+                why: format!(
+                    "it carries credentials before its host; a reference never does: log in with docker login, or set {} and {}",
+                    crate::client::USERNAME_ENV,
+                    crate::client::PASSWORD_ENV
+                ),
+            });
+        }
         let bad = |why: &str| RegistryError::BadReference {
             reference: crate::shown(text),
             why: why.to_owned(),

@@ -125,11 +125,24 @@ pub struct RegistryArgs {
     /// Reach this registry (HOST or HOST:PORT) over plain HTTP, unencrypted
     /// and unauthenticated; this machine's registries (localhost, loopback
     /// addresses) may be anyway. Repeatable.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", value_parser = registry_host)]
     pub allow_http_registry: Vec<String>,
 
     /// Verify registries' TLS against the CA certificates of this PEM file
     /// alone, instead of the system's trusted roots.
     #[arg(long, value_name = "FILE")]
     pub registry_ca: Option<PathBuf>,
+}
+
+/// A registry's `HOST` or `HOST:PORT`, as a reference names it: no
+/// pattern, scheme or path, which would allow nothing or more than meant.
+fn registry_host(text: &str) -> Result<String, String> {
+    let plain = !text.contains(['@', '/', '*']);
+    match lingxi_wasm_registry::Reference::parse(&format!("oci://{text}/repository")) {
+        Ok(reference) if plain => Ok(reference.registry().to_owned()),
+        _ => Err(format!(
+            "{} is not a registry host: give HOST or HOST:PORT as a reference names it (e.g. registry.lan:5000), one per flag",
+            lingxi_wasm_policy::text::shown_within(text, 80)
+        )),
+    }
 }

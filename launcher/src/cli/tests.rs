@@ -49,3 +49,37 @@ fn every_setting_is_a_flag() {
         );
     }
 }
+
+/// `--allow-http-registry` takes a host or `HOST:PORT` as a reference names
+/// it: a pattern, a scheme, a path or nothing would allow nothing or more
+/// than meant, and is refused.
+#[test]
+fn allow_http_registry_takes_only_a_registry_host() {
+    let parse = |value: &str| {
+        super::args::RegistryArgs::augment_args(clap::Command::new("t")).try_get_matches_from([
+            "t",
+            "--allow-http-registry",
+            value,
+        ])
+    };
+    for good in [
+        "registry.lan",
+        "registry.lan:5000",
+        "10.0.0.7:5000",
+        "[::1]:5000",
+    ] {
+        assert!(parse(good).is_ok(), "{good}");
+    }
+    for bad in [
+        "",
+        "*",
+        "host:*",
+        "http://registry.lan",
+        "registry.lan/x",
+        "10.0.0.0/8",
+        "u:p@host",
+    ] {
+        let err = parse(bad).unwrap_err().to_string();
+        assert!(err.contains("is not a registry host"), "{bad}: {err}");
+    }
+}

@@ -112,6 +112,7 @@ impl Auth {
         http: &reqwest::Client,
         options: &RegistryOptions,
         challenge: &str,
+        registry_https: bool,
     ) -> Result<(), RegistryError> {
         let credentials_error = |why: String| RegistryError::Credentials {
             reference: format!("{}{}", crate::reference::SCHEME, self.registry),
@@ -121,7 +122,11 @@ impl Auth {
             credentials_error("the registry's authentication challenge does not parse".into())
         })?;
         if self.credential.is_none() {
-            self.credential = Some(lookup(&self.registry).map_err(credentials_error)?);
+            self.credential = Some(
+                lookup_within_deadline(&self.registry)
+                    .await
+                    .map_err(credentials_error)?,
+            );
         }
         let credential = self.credential.clone().flatten();
         let param = |c: &http_auth::ChallengeRef<'_>, name: &str| {
@@ -145,6 +150,7 @@ impl Auth {
                     &realm,
                     service.as_deref(),
                     credential.as_ref(),
+                    registry_https,
                 )
                 .await
                 .map_err(credentials_error)?;
@@ -177,6 +183,7 @@ impl Auth {
         realm: &str,
         service: Option<&str>,
         credential: Option<&(Credential, Source)>,
+        registry_https: bool,
     ) -> Result<String, String> {
         let mut url = reqwest::Url::parse(realm)
             .map_err(|_| "the registry's token realm is not a URL".to_owned())?;
@@ -191,10 +198,19 @@ impl Auth {
             .plain_http
             .iter()
             .any(|h| h.eq_ignore_ascii_case(&host));
-        if url.scheme() != "https" && !(url.scheme() == "http" && (realm_local || realm_allowed)) {
+        // Plain HTTP only where the registry itself is spoken to so (this
+        // machine, or a host named to allow it): a registry reached over
+        // HTTPS does not get a credential sent in the clear.
+        let plain_allowed = !registry_https && (realm_local || realm_allowed);
+        if url.scheme() != "https" && !(url.scheme() == "http" && plain_allowed) {
             return Err(format!(
-                "the registry's token realm {}://{host} is not HTTPS; no credential is sent there",
-                url.scheme()
+                "the registry's token realm {}://{host} is not HTTPS{}; no credential is sent there",
+                url.scheme(),
+                if registry_https {
+                    ", though the registry is"
+                } else {
+                    ""
+                }
             ));
         }
         let actions = match self.scope {
@@ -300,6 +316,23 @@ fn secret_header(value: &str) -> HeaderValue {
     header
 }
 
+/// [`lookup`] on a thread of its own: a docker credential helper is a
+/// program that may never answer, and the pull's deadline (which this is
+/// awaited within) must still hold. A helper left running ends with it.
+async fn lookup_within_deadline(registry: &str) -> Result<Option<(Credential, Source)>, String> {
+    let (send, receive) = tokio::sync::oneshot::channel();
+    let registry = registry.to_owned();
+    std::thread::Builder::new()
+        .name("docker-credentials".into())
+        .spawn(move || {
+            let _ = send.send(lookup(&registry));
+        })
+        .map_err(|e| format!("cannot start looking up the credentials ({e})"))?;
+    receive
+        .await
+        .map_err(|_| "looking up the credentials failed".to_owned())?
+}
+
 /// The user's credential for `registry`, if any.
 fn lookup(registry: &str) -> Result<Option<(Credential, Source)>, String> {
     if let (Ok(username), Ok(password)) = (std::env::var(USERNAME_ENV), std::env::var(PASSWORD_ENV))
@@ -347,8 +380,9 @@ fn lookup(registry: &str) -> Result<Option<(Credential, Source)>, String> {
             "the credential helper {helper} named in {} failed",
             path.display()
         )),
-        Err(_) => Err(format!(
-            "the credentials for {registry} in {} cannot be read",
+        // The other errors name a kind, never a secret.
+        Err(e) => Err(format!(
+            "the credentials for {registry} in {} cannot be read ({e})",
             path.display()
         )),
     }

@@ -130,9 +130,17 @@ impl Client {
             // registry does (200, or 401 asking for credentials), or the
             // HTTPS error (an unknown CA, say) is the one to report — an
             // HTTPS server answers plain HTTP with 400.
+            // Never after a certificate error (the server speaks TLS, and
+            // a certificate that does not verify is what to report), nor
+            // when a CA is named for it.
             let plain = format!("http://{}", reference.registry());
             let probe = |base: &str| self.http.get(format!("{base}/v2/")).send();
-            if probe(&session.base).await.is_err()
+            let speaks_no_tls = match probe(&session.base).await {
+                Ok(_) => false,
+                Err(e) => !error_chain(&e).contains("certificate"),
+            };
+            if speaks_no_tls
+                && self.options.ca_file.is_none()
                 && probe(&plain)
                     .await
                     .is_ok_and(|r| matches!(r.status().as_u16(), 200 | 401))
@@ -225,7 +233,12 @@ impl Session<'_> {
                 .unwrap_or("")
                 .to_owned();
             self.auth
-                .answer(&self.client.http, &self.client.options, &challenge)
+                .answer(
+                    &self.client.http,
+                    &self.client.options,
+                    &challenge,
+                    self.base.starts_with("https://"),
+                )
                 .await?;
         }
     }
@@ -254,6 +267,10 @@ impl Session<'_> {
         let hint = match status {
             StatusCode::NOT_FOUND => "; check the repository and tag".to_owned(),
             StatusCode::FORBIDDEN => "; the credentials in use may not do this".to_owned(),
+            s if s.is_redirection() => {
+                "; a redirect is followed only with a Location on the same scheme, host and port"
+                    .to_owned()
+            }
             _ => String::new(),
         };
         RegistryError::Status {
@@ -269,7 +286,22 @@ impl Session<'_> {
         if error.is_redirect() {
             return self.refused(why);
         }
-        if why.contains("certificate") {
+        if error.is_body() || error.is_decode() {
+            return self.refused(format!("its answer broke off or does not decode ({why})"));
+        }
+        if error.is_timeout() {
+            why.push_str(&format!(
+                " (it sent nothing for {} s; a registry that answers slowly as a whole has {} seconds)",
+                REGISTRY_IDLE.as_secs(),
+                lingxi_wasm_policy::settings::Setting::RegistryTimeout
+            ));
+        } else if why.contains("InvalidContentType") {
+            why.push_str(&format!(
+                " (it does not speak HTTPS: if it serves plain HTTP and you trust the network to it, allow that with {} {})",
+                lingxi_wasm_policy::settings::Setting::AllowHttpRegistry,
+                self.reference.host()
+            ));
+        } else if why.contains("certificate") {
             why.push_str(&format!(
                 " (a registry whose CA the system does not trust: name its CA's PEM file with {})",
                 lingxi_wasm_policy::settings::Setting::RegistryCa

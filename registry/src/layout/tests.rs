@@ -115,9 +115,14 @@ fn a_signature_is_a_referrer_of_the_component_manifest() {
     assert_eq!(manifest.subject.as_ref(), Some(&subject));
     assert_eq!(manifest.config.media_type, EMPTY_CONFIG_TYPE);
     assert_eq!(manifest.config.size, 2);
-    let layer = check_signature_manifest(&bytes, 4096).unwrap();
+    let of = subject.parsed_digest().unwrap();
+    let layer = check_signature_manifest(&bytes, &of, 4096).unwrap();
     assert_eq!(layer.media_type, SIGNATURE_LAYER_TYPE);
-    assert!(check_signature_manifest(&bytes, 4).is_err());
+    assert!(check_signature_manifest(&bytes, &of, 4).is_err());
+    // Listed for another manifest than the one it names: refused.
+    let other = Digest::of(b"another manifest");
+    let err = check_signature_manifest(&bytes, &other, 4096).unwrap_err();
+    assert!(err.contains("names another subject"), "{err}");
     let digest = Digest::of(b"x");
     assert_eq!(referrers_tag(&digest), format!("sha256-{}", digest.hex()));
 }

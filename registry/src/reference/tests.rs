@@ -101,3 +101,21 @@ fn a_reference_is_told_from_a_path_by_its_scheme_alone() {
     assert!(!Reference::is_reference("./oci:/host/a"));
     assert!(!Reference::is_reference("plugin.wasm"));
 }
+
+/// A reference with credentials before its host is refused without
+/// repeating them.
+#[test]
+fn credentials_in_a_reference_are_refused_and_not_repeated() {
+    let err = Reference::parse("oci://alice:S3CRETPW@registry.example:5000/probe:1")
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("S3CRETPW") && !err.contains("alice"), "{err}");
+    assert!(err.contains("carries credentials"), "{err}");
+    assert!(err.contains("LINGXI_WASM_REGISTRY_USERNAME"), "{err}");
+    // A digest after the repository is not a credential.
+    Reference::parse(&format!(
+        "oci://localhost:5000/probe@sha256:{}",
+        "a".repeat(64)
+    ))
+    .unwrap();
+}

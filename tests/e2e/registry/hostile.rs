@@ -19,17 +19,17 @@ use crate::support::guest;
 
 /// One answer of the server.
 #[derive(Clone, Default)]
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) body: Vec<u8>,
     /// Send no Content-Length (the end is the connection's end).
-    no_length: bool,
+    pub(super) no_length: bool,
     /// Send the body a byte at a time, this long apart.
-    drip: Option<Duration>,
+    pub(super) drip: Option<Duration>,
 }
 
-fn answer(status: u16, body: Vec<u8>) -> Answer {
+pub(super) fn answer(status: u16, body: Vec<u8>) -> Answer {
     Answer {
         status,
         body,
@@ -111,7 +111,7 @@ fn one(stream: TcpStream, handler: &dyn Fn(&str, u16) -> Answer, port: u16) -> s
 }
 
 /// A valid artifact of `component`: its manifest and config.
-fn artifact(component: &[u8]) -> ComponentArtifact {
+pub(super) fn artifact(component: &[u8]) -> ComponentArtifact {
     let labels = PluginLabels {
         id: "com.lingxi.test-probe".into(),
         version: "0.1.0".into(),
@@ -134,7 +134,7 @@ fn changed(manifest: &[u8], change: impl Fn(&mut serde_json::Value)) -> Vec<u8> 
 
 /// A registry that answers a pull of `component` rightly, except where
 /// `wrong` answers instead (it sees the path and the right answer).
-fn registry(
+pub(super) fn registry(
     component: Vec<u8>,
     manifest: Vec<u8>,
     wrong: impl Fn(&str, &Answer, u16) -> Option<Answer> + Send + Sync + 'static,

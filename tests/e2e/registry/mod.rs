@@ -7,6 +7,7 @@
 //! upgrade that asks for more, and the store serving a second use.
 //! `hostile` has the misbehaving registry; `wkg` the interop.
 
+mod credentials;
 mod hostile;
 mod wkg;
 
