@@ -86,20 +86,21 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::{Owner, access};
 
-    /// A folder this process made is its own, and nobody else may write it
-    /// (on Windows: run under Wine by scripts/cross-test).
+    /// A folder [`super::create_private_dir`] made is this user's, and
+    /// nobody else may write it (on Windows: run under Wine by
+    /// scripts/cross-test). Whether others may read it is the platform's
+    /// own: mode 0700 on Unix; on Windows it inherits its parent's
+    /// permissions, which may let others read.
     #[test]
     fn a_new_private_folder_is_mine_alone() {
         let dir = tempfile::tempdir().unwrap();
         let private = dir.path().join("private");
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&private).unwrap();
+        super::create_private_dir(&private).unwrap();
         let found = access(&private).unwrap();
         assert_eq!(found.owner, Owner::Me, "{found:?}");
         assert!(!found.others_may_write, "{found:?}");
         assert!(!found.others_may_rename_entries, "{found:?}");
+        #[cfg(unix)]
         assert!(!found.others_may_read, "{found:?}");
     }
 }
