@@ -130,7 +130,8 @@ pub enum Command {
         /// A component (.wasm), or a packed plugin (its component is
         /// pushed, with its signature unless --sign makes another).
         component: PathBuf,
-        /// Where: oci://HOST[:PORT]/REPOSITORY[:TAG] [default tag: latest].
+        /// Where: oci://HOST:PORT/REPOSITORY:TAG (the port may be left out,
+        /// and the tag, which is then latest).
         #[arg(value_parser = parse_reference)]
         reference: lingxi_wasm_registry::Reference,
         /// Sign the component with this minisign secret key (see `keygen`):
