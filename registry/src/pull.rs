@@ -267,10 +267,7 @@ async fn component_layer(
     let mut head = Vec::with_capacity(8);
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| RegistryError::Transport {
-            reference: session.reference().to_string(),
-            why: crate::client::error_chain(&e),
-        })?;
+        let chunk = chunk.map_err(|e| session.transport(e))?;
         verifier
             .update(&chunk)
             .map_err(|m| session.refused(format!("the component: {m}")))?;

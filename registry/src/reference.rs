@@ -36,7 +36,11 @@ impl Reference {
     /// Whether a command-line argument is a registry reference rather than
     /// a path.
     pub fn is_reference(argument: &str) -> bool {
-        argument.starts_with(SCHEME)
+        // Any case: `OCI://…` is a mistyped reference, refused as one (and
+        // never read as a path, which an error would show whole).
+        argument
+            .get(..SCHEME.len())
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case(SCHEME))
     }
 
     /// Parses `oci://HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX]`.
@@ -44,9 +48,16 @@ impl Reference {
         // `oci://USER:PASSWORD@HOST/…`: credentials do not go in a
         // reference (it is shown, logged and recorded), and the text before
         // the `@` is not repeated.
-        if let Some(rest) = text.strip_prefix(SCHEME)
+        // Whatever comes before an `@` that is not a final digest's is taken
+        // for credentials (a password may hold a `/`), whatever the
+        // scheme's case.
+        let rest = text
+            .get(..SCHEME.len())
+            .filter(|scheme| scheme.eq_ignore_ascii_case(SCHEME))
+            .and_then(|_| text.get(SCHEME.len()..));
+        if let Some(rest) = rest
             && let Some((before, after)) = rest.split_once('@')
-            && !before.contains('/')
+            && (!before.contains('/') || after.contains('/'))
         {
             return Err(RegistryError::BadReference {
                 reference: format!("{SCHEME}…@{}", crate::shown(after)),

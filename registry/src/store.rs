@@ -74,22 +74,28 @@ impl Store {
             )),
             Ok(_) => Ok(()),
         }?;
-        // Who may rename entries of the folder holding it could put another
-        // store in its place.
-        if let Some(parent) = self.dir.parent().filter(|p| !p.as_os_str().is_empty())
-            && owner::access(parent).map_or(true, |a| a.others_may_rename_entries)
-        {
-            return Err(refuse(format!(
-                "others may rename what its folder {} holds; make that folder private (chmod 700; on Windows, remove other users from its permissions)",
-                parent.display()
-            )));
+        // Whoever may rename entries of the folder holding it, or replace
+        // that folder (its owner, or whoever a link there leads to), could
+        // put another store in its place: the folder must be as the compile
+        // cache's own (which it is, in the launcher).
+        if let Some(parent) = self.dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let linked = std::fs::symlink_metadata(parent).map_or(true, |m| m.is_symlink());
+            let open = owner::access(parent).map_or(true, |a| {
+                a.others_may_rename_entries || matches!(a.owner, Owner::Other(_))
+            });
+            if linked || open {
+                return Err(refuse(format!(
+                    "its folder {} is a symbolic link, another user's, or lets others rename what it holds; make that folder a private folder of yours (chmod 700; on Windows, remove other users from its permissions)",
+                    parent.display()
+                )));
+            }
         }
         Ok(())
     }
 
     /// Whether `path`, a file in the store, may be read: it and every
-    /// folder from the store's down to it are this user's (or the
-    /// system's) and writable by nobody else. One that is not is not used
+    /// folder from the store's down to it are no symbolic link, this user's
+    /// (or the system's) and writable by nobody else. One that is not is not used
     /// (and not removed: it is not ours to remove), and the reason logged.
     fn private(&self, path: &Path) -> bool {
         let Ok(inside) = path.strip_prefix(&self.dir) else {
@@ -102,11 +108,13 @@ impl Store {
             places.push(at.clone());
         }
         for place in places {
+            // A link is not followed: what it leads to is not checked here.
+            let linked = std::fs::symlink_metadata(&place).map_or(true, |m| m.is_symlink());
             let mine = owner::access(&place)
                 .is_ok_and(|a| !matches!(a.owner, Owner::Other(_)) && !a.others_may_write);
-            if !mine {
+            if linked || !mine {
                 tracing::warn!(
-                    "not using {} from the registry store: it is another user's, or others may write to it; make the store private (chmod -R go-w {})",
+                    "not using {} from the registry store: it is a symbolic link, another user's, or others may write to it; make the store private (chmod -R go-w {})",
                     place.display(),
                     self.dir.display()
                 );

@@ -130,14 +130,14 @@ impl Client {
             // registry does (200, or 401 asking for credentials), or the
             // HTTPS error (an unknown CA, say) is the one to report — an
             // HTTPS server answers plain HTTP with 400.
-            // Never after a certificate error (the server speaks TLS, and
-            // a certificate that does not verify is what to report), nor
-            // when a CA is named for it.
+            // Only when it answered HTTPS in plain HTTP (never after an
+            // alert, a reset or a certificate error: it speaks TLS, and that
+            // is what to report), and never when a CA is named for it.
             let plain = format!("http://{}", reference.registry());
             let probe = |base: &str| self.http.get(format!("{base}/v2/")).send();
             let speaks_no_tls = match probe(&session.base).await {
                 Ok(_) => false,
-                Err(e) => !error_chain(&e).contains("certificate"),
+                Err(e) => error_chain(&e).contains(PLAIN_HTTP_ANSWER),
             };
             if speaks_no_tls
                 && self.options.ca_file.is_none()
@@ -151,6 +151,13 @@ impl Client {
         Ok(session)
     }
 }
+
+/// What rustls says when the server answers its hello with plain HTTP
+/// (not a TLS record): the one failure after which this machine's registry
+/// is asked again in plain HTTP. An alert, a reset, a closed connection or
+/// a certificate that does not verify all come from a server that speaks
+/// TLS, and are reported.
+const PLAIN_HTTP_ANSWER: &str = "InvalidContentType";
 
 /// A few redirects, each to the same host, port and scheme: a registry
 /// that sends a request elsewhere (another host, a downgrade to plain
@@ -281,21 +288,30 @@ impl Session<'_> {
         }
     }
 
-    fn transport(&self, error: reqwest::Error) -> RegistryError {
+    /// What a failed exchange says: what the registry did wrong (a stall,
+    /// an answer broken off, a redirect refused) is a refusal; not reaching
+    /// it is a transport error, with the setting that may help.
+    pub(crate) fn transport(&self, error: reqwest::Error) -> RegistryError {
         let mut why = error_chain(&error);
         if error.is_redirect() {
             return self.refused(why);
+        }
+        if error.is_timeout() && !error.is_connect() {
+            return self.refused(format!(
+                "it sent nothing for {} s ({why}); a registry that is slow as a whole has {} seconds",
+                REGISTRY_IDLE.as_secs(),
+                lingxi_wasm_policy::settings::Setting::RegistryTimeout
+            ));
         }
         if error.is_body() || error.is_decode() {
             return self.refused(format!("its answer broke off or does not decode ({why})"));
         }
         if error.is_timeout() {
             why.push_str(&format!(
-                " (it sent nothing for {} s; a registry that answers slowly as a whole has {} seconds)",
-                REGISTRY_IDLE.as_secs(),
-                lingxi_wasm_policy::settings::Setting::RegistryTimeout
+                " (no connection within {} s)",
+                REGISTRY_IDLE.as_secs()
             ));
-        } else if why.contains("InvalidContentType") {
+        } else if why.contains(PLAIN_HTTP_ANSWER) {
             why.push_str(&format!(
                 " (it does not speak HTTPS: if it serves plain HTTP and you trust the network to it, allow that with {} {})",
                 lingxi_wasm_policy::settings::Setting::AllowHttpRegistry,

@@ -106,12 +106,17 @@ fn a_reference_is_told_from_a_path_by_its_scheme_alone() {
 /// repeating them.
 #[test]
 fn credentials_in_a_reference_are_refused_and_not_repeated() {
-    let err = Reference::parse("oci://alice:S3CRETPW@registry.example:5000/probe:1")
-        .unwrap_err()
-        .to_string();
-    assert!(!err.contains("S3CRETPW") && !err.contains("alice"), "{err}");
-    assert!(err.contains("carries credentials"), "{err}");
-    assert!(err.contains("LINGXI_WASM_REGISTRY_USERNAME"), "{err}");
+    for reference in [
+        "oci://alice:S3CRETPW@registry.example:5000/probe:1",
+        "oci://alice:S3CRET/PW@registry.example:5000/probe:1",
+        "oci://ghp_S3CRETtoken/abc@registry.example/probe",
+        "OCI://alice:S3CRETPW@registry.example/probe",
+    ] {
+        let err = Reference::parse(reference).unwrap_err().to_string();
+        assert!(!err.contains("S3CRET") && !err.contains("alice"), "{err}");
+        assert!(err.contains("carries credentials"), "{err}");
+        assert!(err.contains("LINGXI_WASM_REGISTRY_USERNAME"), "{err}");
+    }
     // A digest after the repository is not a credential.
     Reference::parse(&format!(
         "oci://localhost:5000/probe@sha256:{}",

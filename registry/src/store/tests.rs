@@ -116,8 +116,34 @@ fn a_store_in_a_folder_others_may_rename_in_is_refused() {
         .open()
         .unwrap_err()
         .to_string();
-    assert!(err.contains("others may rename what its folder"), "{err}");
+    assert!(err.contains("lets others rename what it holds"), "{err}");
     // The sticky bit keeps them from renaming what is not theirs.
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o1777)).unwrap();
     Store::new(cache.join("oci")).open().unwrap();
+    // A folder reached through a link: where it leads is not judged.
+    let linked = dir.path().join("linked");
+    std::os::unix::fs::symlink(&cache, &linked).unwrap();
+    let err = Store::new(linked.join("oci"))
+        .open()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is a symbolic link"), "{err}");
+}
+
+/// A link inside the store is not followed: a folder it leads to could be
+/// anyone's to change.
+#[cfg(unix)]
+#[test]
+fn a_link_inside_the_store_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("store"));
+    let reference = Reference::parse("oci://localhost:5000/probe:1").unwrap();
+    let digest = Digest::of(b"manifest");
+    store.put_tag(&reference, &digest).unwrap();
+    assert_eq!(store.tag(&reference), Some(digest));
+    let tags = store.dir().join("tags");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::rename(&tags, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &tags).unwrap();
+    assert_eq!(store.tag(&reference), None);
 }

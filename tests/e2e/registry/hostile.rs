@@ -65,9 +65,19 @@ fn serve(handler: Handler) -> u16 {
 
 fn one(stream: TcpStream, handler: &dyn Fn(&str, u16) -> Answer, port: u16) -> std::io::Result<()> {
     // A TLS handshake (the client tries HTTPS first on loopback): this
-    // server speaks plain HTTP only.
+    // server speaks plain HTTP only, and answers it as plain HTTP servers
+    // do, with a 400 (which is how the client tells it speaks no TLS).
     let mut first = [0u8; 1];
-    if stream.peek(&mut first)? == 0 || first[0] == 0x16 {
+    if stream.peek(&mut first)? == 0 {
+        return Ok(());
+    }
+    if first[0] == 0x16 {
+        let mut stream = stream;
+        let mut hello = [0u8; 512];
+        let _ = stream.read(&mut hello)?;
+        stream.write_all(
+            b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        )?;
         return Ok(());
     }
     let mut reader = BufReader::new(stream.try_clone()?);
