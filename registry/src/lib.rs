@@ -29,6 +29,7 @@
 mod client;
 pub mod component;
 mod digest;
+mod env;
 mod error;
 pub mod layout;
 mod pull;
@@ -38,8 +39,8 @@ mod store;
 mod tls;
 
 pub use client::{Client, RegistryOptions};
-pub use client::{PASSWORD_ENV, USERNAME_ENV};
 pub use digest::{Digest, Mismatch, Verifier};
+pub use env::{PASSWORD_ENV, USERNAME_ENV};
 pub use error::RegistryError;
 pub use pull::{Pulled, Tags, pull};
 pub use push::{PushRequest, Pushed, push};

@@ -63,8 +63,8 @@ impl Reference {
                 reference: format!("{SCHEME}…@{}", crate::shown(after)),
                 why: format!(
                     "it carries credentials before its host; a reference never does: log in with docker login, or set {} and {}",
-                    crate::client::USERNAME_ENV,
-                    crate::client::PASSWORD_ENV
+                    crate::env::USERNAME_ENV,
+                    crate::env::PASSWORD_ENV
                 ),
             });
         }

@@ -20,11 +20,7 @@ use super::RegistryOptions;
 use crate::error::RegistryError;
 use crate::reference::Reference;
 
-/// The environment variables that override the docker config's
-/// credentials.
-pub const USERNAME_ENV: &str = "LINGXI_WASM_REGISTRY_USERNAME";
-/// See [`USERNAME_ENV`].
-pub const PASSWORD_ENV: &str = "LINGXI_WASM_REGISTRY_PASSWORD";
+use crate::env::{PASSWORD_ENV, USERNAME_ENV};
 
 /// Longest docker config file read.
 const MAX_DOCKER_CONFIG: u64 = 1 << 20;

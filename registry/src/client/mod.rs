@@ -27,7 +27,6 @@ use crate::error::RegistryError;
 use crate::reference::Reference;
 
 pub(crate) use auth::Scope;
-pub use auth::{PASSWORD_ENV, USERNAME_ENV};
 
 /// How registries are reached.
 #[derive(Debug, Clone)]
