@@ -123,13 +123,13 @@ async fn from_registry(
     let signatures = signatures(&mut session, &digest).await?;
     // Everything checked: now it is kept.
     store.put_blob(&Digest::of(&config), &config)?;
-    let component = layer
-        .persist(store.blob_path(&checked.layer_digest))
+    let component = store.blob_path(&checked.layer_digest);
+    layer
+        .persist(&component)
         .map_err(|e| RegistryError::Store {
-            path: store.blob_path(&checked.layer_digest),
+            path: component.clone(),
             why: format!("cannot keep the component: {}", e.error),
         })?;
-    let _ = component;
     let mut kept = Vec::new();
     for (signature_manifest, text) in &signatures {
         store.put_blob(&Digest::of(signature_manifest), signature_manifest)?;
@@ -145,7 +145,7 @@ async fn from_registry(
     Ok(Pulled {
         reference: reference.clone(),
         digest,
-        component: store.blob_path(&checked.layer_digest),
+        component,
         component_digest: checked.layer_digest,
         labels: checked.labels,
         signatures: signatures.into_iter().map(|(_, text)| text).collect(),
