@@ -380,6 +380,7 @@ impl Runtime {
             names: Default::default(),
             files: Default::default(),
             tasks: None,
+            secrets: Default::default(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);

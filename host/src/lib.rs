@@ -100,6 +100,7 @@ pub mod observe;
 mod options;
 mod plugin;
 mod recovery;
+mod secrets;
 mod server;
 mod set;
 pub mod shape;

@@ -66,6 +66,8 @@ pub(crate) struct Origin {
     pub(crate) plugin: Arc<str>,
     pub(crate) session: Arc<str>,
     pub(crate) sink: Option<LogSink>,
+    /// The values of the plugin's secrets, hidden in every line it emits.
+    pub(crate) redactor: Option<Arc<crate::policy::secrets::Redactor>>,
 }
 
 impl Origin {
@@ -74,6 +76,15 @@ impl Origin {
             plugin: plugin.into(),
             session: "".into(),
             sink: None,
+            redactor: None,
+        }
+    }
+
+    /// `text` with the plugin's secrets hidden (`[secret NAME]`).
+    pub(crate) fn hide<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        match &self.redactor {
+            Some(redactor) => redactor.redact(text),
+            None => std::borrow::Cow::Borrowed(text),
         }
     }
 
@@ -87,6 +98,7 @@ impl Origin {
     /// Emits one line as a `tracing` event (target [`GUEST_TARGET`], fields
     /// `plugin`, `session`, `stream`) and hands it to the sink.
     pub(crate) fn emit(&self, source: LogSource, text: &str) {
+        let text = &*self.hide(text);
         let (plugin, session) = (&*self.plugin, &*self.session);
         match source {
             LogSource::Info => {

@@ -46,6 +46,8 @@ pub struct HostState {
     pub(crate) files: crate::linker::refusals::FileRefusals,
     /// The plugin's background tasks, if this instance may use them.
     pub(crate) tasks: Option<crate::tasks::TaskLink>,
+    /// The secrets it may be handed (`host-info.secret`).
+    pub(crate) secrets: crate::secrets::PluginSecrets,
 }
 
 impl WasiView for HostState {
@@ -95,6 +97,9 @@ impl host_info::Host for HostState {
     }
     fn data_dir(&mut self) -> Option<String> {
         self.data_dir.clone()
+    }
+    fn secret(&mut self, name: String) -> Result<String, String> {
+        (self.secrets).hand(&self.origin.plugin, &name, &self.effects)
     }
 }
 

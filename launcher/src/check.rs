@@ -426,7 +426,7 @@ mod tests {
         assert!(!other.is_plugin());
         assert_eq!(
             not_a_plugin(&other),
-            "it exports lingxi:plugin/plugin@0.2.0, which this host does not link (it links lingxi:plugin/plugin@0.1.x): update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit 0.1.1 (its package line names the version; this version's SDKs build against it)"
+            "it exports lingxi:plugin/plugin@0.2.0, which this host does not link (it links lingxi:plugin/plugin@0.1.x): update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit 0.1.2 (its package line names the version; this version's SDKs build against it)"
         );
         let unversioned = not_a_plugin(&exporting(&["lingxi:plugin/plugin"]));
         assert!(

@@ -141,6 +141,13 @@ pub enum Command {
         #[command(flatten)]
         registry: RegistryArgs,
     },
+    /// Keep, list and remove the secrets plugins are granted by name
+    /// (`--secret NAME`): values in the platform's keyring, never on the
+    /// command line or in a packed file.
+    Secret {
+        #[command(subcommand)]
+        action: crate::secret::SecretCommand,
+    },
     /// List the installed plugins packed by lingxi-wasm-run (project, then global).
     List {
         /// Also look in this project [default: the current directory].

@@ -138,14 +138,26 @@ pub fn list_or_none(items: &[String]) -> String {
 }
 
 /// The lines of [`describe`] that differ between `old` and `new`, as
-/// `  - old` / `  + new` pairs.
+/// `  - old` / `  + new` pairs, matched by their setting's label (a line
+/// only one side has, such as `secret`, is a `-` or a `+` alone).
 pub fn grant_changes(old: &PolicySpec, new: &PolicySpec) -> Vec<String> {
-    describe(old)
-        .into_iter()
-        .zip(describe(new))
-        .filter(|(was, will)| was != will)
-        .flat_map(|(was, will)| [format!("  - {was}"), format!("  + {will}")])
-        .collect()
+    let (old, new) = (describe(old), describe(new));
+    let label = |line: &str| line.split_whitespace().next().unwrap_or("").to_owned();
+    let mut changes = Vec::new();
+    for was in &old {
+        match new.iter().find(|will| label(will) == label(was)) {
+            Some(will) if will != was => {
+                changes.extend([format!("  - {was}"), format!("  + {will}")]);
+            }
+            Some(_) => {}
+            None => changes.push(format!("  - {was}")),
+        }
+    }
+    let added = new
+        .iter()
+        .filter(|will| !old.iter().any(|was| label(was) == label(will)));
+    changes.extend(added.map(|will| format!("  + {will}")));
+    changes
 }
 
 /// Every grant and limit `spec` applies, one aligned line each.
@@ -159,6 +171,7 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
         allow_write,
         allow_net,
         env,
+        secret,
         timeout,
         max_memory,
         data_root,
@@ -226,6 +239,9 @@ pub fn describe(spec: &PolicySpec) -> Vec<String> {
         ),
     ]
     .into_iter()
+    // Secrets by name (their values are in the keyring, never here), only
+    // when some are granted, so the usual description stays as it was.
+    .chain((!secret.is_empty()).then(|| line(Setting::Secret, secret.join(", "))))
     // Only when it is off, so the usual description stays as it was.
     .chain(no_validate.then(|| {
         format!(

@@ -21,6 +21,7 @@ mod new;
 mod packed;
 mod push;
 mod requests;
+mod secret;
 mod signing;
 
 use anyhow::{Context, Result};
@@ -138,6 +139,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             push::push(&tokio, push)
         }
+        Some(Command::Secret { action }) => secret::run(action),
         Some(Command::Record { out, plugin }) => match record::record(&out, &plugin)? {
             0 => Ok(()),
             code => Err(Exit(code).into()),

@@ -27,6 +27,9 @@ pub enum PolicyError {
         /// What the TOML parser said.
         message: String,
     },
+    /// A secret setting that cannot be used (the text names it).
+    #[error("{0}")]
+    Secret(String),
     /// An unknown capability name.
     #[error(
         "{}: unknown capability; use projectRead, projectWrite, processExecution, networkAccess or none",

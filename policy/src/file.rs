@@ -72,6 +72,7 @@ impl PolicySpec {
             grant: _,
             allow_net: _,
             env: _,
+            secret: _,
             timeout: _,
             max_memory: _,
             no_storage: _,
@@ -117,6 +118,7 @@ impl PolicySpec {
             allow_write,
             allow_net,
             env,
+            secret,
             timeout,
             max_memory,
             data_root: data_root_dir,
@@ -144,6 +146,7 @@ impl PolicySpec {
                 .map(|r| r.parse())
                 .collect::<Result<_, _>>()?,
             env: parse_env(env, lookup_env)?,
+            secrets: crate::secrets::parse_secret_rules(secret).map_err(PolicyError::Secret)?,
             data_root: match (*no_storage, data_root_dir) {
                 (true, _) => None,
                 (false, Some(root)) => Some(data_root(root)?),

@@ -34,6 +34,9 @@ pub struct Grant {
     pub allow_net: Vec<NetRule>,
     /// Environment variables the plugin sees (`--env`); nothing else.
     pub env: Vec<(String, String)>,
+    /// Secrets the plugin may ask for by name (`--secret`), with the hosts
+    /// each is bound to; their values once a front end read them.
+    pub secrets: Vec<crate::secrets::SecretGrant>,
     /// Root of the per-plugin data directories (`--data-root`); `None` gives
     /// the plugin no storage (unless `data_dir` is set).
     pub data_root: Option<PathBuf>,

@@ -24,6 +24,8 @@
 //!   could not (no silent escalation);
 //! - [`learn`]: the narrowest policy that covers what recorded calls did;
 //! - [`receipt`]: what one call did, as data;
+//! - [`secrets`]: the secrets a plugin is granted by name, the hosts they
+//!   are bound to, and hiding their values in what a host writes;
 //! - [`limits`]: every number a plugin can run into;
 //! - [`places`] and [`storage`]: the user's folders, and where a plugin's
 //!   data directory is; [`owner`]: who owns a file and who else may change
@@ -65,6 +67,7 @@ pub mod net;
 pub mod owner;
 pub mod places;
 pub mod receipt;
+pub mod secrets;
 pub mod settings;
 pub mod storage;
 pub mod text;

@@ -379,3 +379,20 @@ pub const MAX_SHOWN_REFERENCE: usize = 600;
 
 #[cfg(test)]
 mod tests;
+
+/// Shortest secret value: a shorter one would be hidden wherever it
+/// happens to occur in what a plugin writes.
+pub const MIN_SECRET_BYTES: usize = 8;
+
+/// Longest secret value (an API key, a token, a small key file's line).
+pub const MAX_SECRET_BYTES: usize = 16 * 1024;
+
+/// Longest request body the host holds back to look for a bound secret
+/// before sending it to a host the secret is not bound to; a longer one is
+/// refused.
+pub const MAX_INSPECTED_BODY: usize = 8 * 1024 * 1024;
+
+/// How long one keyring read, write or removal may take (a locked keyring
+/// may wait on a password prompt): past it the plugin starts without the
+/// secret, and `secret set` says so.
+pub const KEYRING_WAIT: Duration = Duration::from_secs(10);

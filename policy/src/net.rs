@@ -222,13 +222,26 @@ pub struct NetGuard {
     denials: std::sync::atomic::AtomicU32,
     /// The first denial of the running call, for its error text.
     note: Mutex<Option<String>>,
+    /// The plugin's secrets, hidden in what a denial says (a host name is
+    /// the plugin's text).
+    redactor: Option<Arc<crate::secrets::Redactor>>,
 }
 
 impl NetGuard {
     /// A guard for `rules`; an empty list allows nothing (every
     /// destination is the rule [`ANY_DESTINATION`]).
     pub fn new(plugin_id: &str, rules: &[NetRule]) -> Arc<Self> {
+        NetGuard::hiding(plugin_id, rules, None)
+    }
+
+    /// [`NetGuard::new`] whose denials hide the values `redactor` holds.
+    pub fn hiding(
+        plugin_id: &str,
+        rules: &[NetRule],
+        redactor: Option<Arc<crate::secrets::Redactor>>,
+    ) -> Arc<Self> {
         Arc::new(NetGuard {
+            redactor,
             rules: rules.to_vec(),
             plugin_id: plugin_id.to_owned(),
             resolved: Mutex::new(HashSet::new()),
@@ -241,6 +254,10 @@ impl NetGuard {
     /// while [`may_log`](Self::may_log) allows; the running call's first is
     /// kept for its error text ([`take_note`](Self::take_note)).
     fn deny(&self, line: String) {
+        let line = match &self.redactor {
+            Some(redactor) => redactor.redact(&line).into_owned(),
+            None => line,
+        };
         if self.may_log() {
             tracing::warn!(plugin = %self.plugin_id, "{line}");
         }

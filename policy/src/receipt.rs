@@ -37,6 +37,10 @@ pub struct Receipt {
     /// The variables the plugin was handed when it read its environment
     /// (WASI hands the whole environment at once); empty if it never read it.
     pub environment: Vec<String>,
+    /// The secrets the plugin was handed, by name (never their values);
+    /// a secret it asked for but was not granted is a refusal.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
     /// Name lookups and what they answered.
     pub lookups: Vec<Lookup>,
     /// Network destinations: TCP connections and UDP peers.

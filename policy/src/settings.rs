@@ -267,6 +267,15 @@ settings! {
     #[serde(default)]
     env: Vec<String>,
 
+    /// Hand the plugin the secret NAME, read from the keyring where
+    /// `secret set PLUGIN_ID NAME` keeps it. NAME@HOST also binds it to
+    /// HOST (`*.example.com`: every host under it): an HTTP request that
+    /// carries its value anywhere else is refused. Repeatable.
+    #[setting(Secret, List, Grant)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME[@HOST]"))]
+    #[serde(default)]
+    secret: Vec<String>,
+
     /// Deadline of one call, in seconds [default: 2.5, under LingXi's 3.0 s
     /// watchdog so the host gets an explanatory error].
     #[setting(Timeout, Number, Limit)]

@@ -70,6 +70,9 @@ pub struct Reach {
     /// `None`: every destination (a `*:*` rule); an empty list: none.
     net: Option<Vec<String>>,
     env: Vec<String>,
+    /// Secrets by name, each with the hosts it is bound to (empty: it may
+    /// go wherever the network allow-list allows).
+    secrets: Vec<(String, Vec<String>)>,
     /// The data directory's place, if it has storage.
     storage: Option<String>,
     validated: bool,
@@ -99,6 +102,17 @@ pub enum Increase {
     EveryHost,
     /// An environment variable.
     Variable(String),
+    /// A secret, by name.
+    Secret(String),
+    /// A secret may go to one more host.
+    SecretHost {
+        /// The secret.
+        name: String,
+        /// The host it may now be sent to.
+        host: String,
+    },
+    /// A secret bound to hosts is bound no more.
+    SecretUnbound(String),
     /// A data directory (or another one).
     Storage(String),
     /// Tool arguments no longer validated against their schemas.
@@ -115,6 +129,11 @@ impl fmt::Display for Increase {
             Increase::Host(rule) => write!(f, "network destination {rule}"),
             Increase::EveryHost => f.write_str("every network destination (*:*)"),
             Increase::Variable(v) => write!(f, "environment variable {v}"),
+            Increase::Secret(name) => write!(f, "secret {name}"),
+            Increase::SecretHost { name, host } => write!(f, "secret {name} sent to {host}"),
+            Increase::SecretUnbound(name) => {
+                write!(f, "secret {name} no longer bound to its hosts")
+            }
             Increase::Storage(s) => write!(f, "storage {s}"),
             Increase::ValidationOff => {
                 f.write_str("tool arguments not validated against their schemas")
@@ -154,6 +173,9 @@ impl Reach {
                     .collect(),
                 net: grant.allow_net.iter().map(ToString::to_string).collect(),
                 env: grant.env.iter().map(|(k, _)| k.clone()).collect(),
+                secrets: (grant.secrets.iter())
+                    .map(|s| (s.name.clone(), s.hosts.clone()))
+                    .collect(),
                 storage,
                 validated,
             },
@@ -173,6 +195,7 @@ impl Reach {
             allow_write,
             allow_net,
             env,
+            secret,
             data_root,
             no_storage,
             no_validate,
@@ -208,6 +231,12 @@ impl Reach {
                 env: env
                     .map(|e| e.split('=').next().unwrap_or("").to_owned())
                     .collect(),
+                // Unreadable entries count as unbound: all they could be.
+                secrets: crate::secrets::parse_secret_rules(secret)
+                    .unwrap_or_else(|_| unbound(secret))
+                    .into_iter()
+                    .map(|s| (s.name, s.hosts))
+                    .collect(),
                 storage,
                 validated: !no_validate,
             },
@@ -224,6 +253,7 @@ impl Reach {
             write: Vec::new(),
             net: Some(Vec::new()),
             env: Vec::new(),
+            secrets: Vec::new(),
             storage: None,
             validated: true,
         }
@@ -244,6 +274,7 @@ impl Reach {
                 false => Some(Vec::new()),
             },
             env: parts.env,
+            secrets: parts.secrets,
             storage: parts.storage,
             validated: parts.validated,
         }
@@ -263,8 +294,22 @@ struct Parts {
     write: Vec<Folder>,
     net: Vec<String>,
     env: Vec<String>,
+    secrets: Vec<(String, Vec<String>)>,
     storage: Option<String>,
     validated: bool,
+}
+
+/// Every name in `written`, unbound (what entries that cannot be read
+/// could reach at most).
+fn unbound(written: &[String]) -> Vec<crate::secrets::SecretGrant> {
+    let names = written.iter().map(|e| e.split('@').next().unwrap_or(e));
+    names
+        .map(|name| crate::secrets::SecretGrant {
+            name: name.to_owned(),
+            hosts: Vec::new(),
+            value: None,
+        })
+        .collect()
 }
 
 /// `dir` with `.` and `..` taken out as written (`/a/b/../c` is `/a/c`).
@@ -338,6 +383,21 @@ pub fn increases(old: &Reach, new: &Reach) -> Vec<Increase> {
     for name in &new.env {
         if !old.env.contains(name) {
             more.push(Increase::Variable(name.clone()));
+        }
+    }
+    for (name, hosts) in &new.secrets {
+        match old.secrets.iter().find(|(old_name, _)| old_name == name) {
+            None => more.push(Increase::Secret(name.clone())),
+            Some((_, old_hosts)) if old_hosts.is_empty() => {}
+            Some(_) if hosts.is_empty() => more.push(Increase::SecretUnbound(name.clone())),
+            Some((_, old_hosts)) => more.extend(
+                (hosts.iter())
+                    .filter(|h| !old_hosts.contains(h))
+                    .map(|host| Increase::SecretHost {
+                        name: name.clone(),
+                        host: host.clone(),
+                    }),
+            ),
         }
     }
     if let Some(storage) = &new.storage

@@ -19,7 +19,7 @@
 // Build: scripts/componentize js DIR OUT.wasm (DIR holds app.js). This file
 // wires the component's imports into runtime.js, which holds the semantics.
 
-import { log } from 'lingxi:plugin/logging@0.1.1';
+import { log } from 'lingxi:plugin/logging@0.1.2';
 import {
   contextState,
   dataDir,
@@ -27,8 +27,8 @@ import {
   peCore,
   performance as performanceSection,
   workspace,
-} from 'lingxi:plugin/host-info@0.1.1';
-import { cancel, reportProgress, start, status } from 'lingxi:plugin/tasks@0.1.1';
+} from 'lingxi:plugin/host-info@0.1.2';
+import { cancel, reportProgress, start, status } from 'lingxi:plugin/tasks@0.1.2';
 import { getDirectories } from 'wasi:filesystem/preopens@0.2.12';
 import { getEnvironment } from 'wasi:cli/environment@0.2.12';
 

@@ -18,7 +18,7 @@
 pub const WIT: &str = include_str!("../lingxi-plugin.wit");
 
 /// The package version of [`WIT`] (`package lingxi:plugin@VERSION;`).
-pub const VERSION: &str = "0.1.1";
+pub const VERSION: &str = "0.1.2";
 
 /// The world of a plugin that may run background tasks: the base world
 /// plus the `tasks` import and the `task-runner` export. The SDKs build
@@ -33,7 +33,7 @@ pub const PACKAGE: &str = "lingxi:plugin";
 
 /// The full name of interface `name` of this version, as a component
 /// imports or exports it: `interface("plugin")` is
-/// `lingxi:plugin/plugin@0.1.1`.
+/// `lingxi:plugin/plugin@0.1.2`.
 pub fn interface(name: &str) -> String {
     format!("{PACKAGE}/{name}@{VERSION}")
 }
@@ -149,10 +149,16 @@ mod tests {
         assert_eq!(interface_of("lingxi:plugin/plugin@0.2.0"), None);
         assert_eq!(interface_of("lingxi:pluginx/plugin@0.1.0"), None);
         assert_eq!(interface_of("wasi:cli/run@0.2.0"), None);
-        assert_eq!(interface("plugin"), "lingxi:plugin/plugin@0.1.1");
+        assert_eq!(interface("plugin"), "lingxi:plugin/plugin@0.1.2");
         assert_eq!(version_of("lingxi:plugin/plugin@0.2.0"), Some("0.2.0"));
         assert_eq!(version_of("lingxi:plugin/plugin"), None);
         assert_eq!(version_of("wasi:cli/run@0.2.0"), None);
-        assert!(later("0.1.9") && !later("0.1.1") && !later("0.1.0") && !later("0.2.0"));
+        assert!(
+            later("0.1.9")
+                && !later("0.1.2")
+                && !later("0.1.1")
+                && !later("0.1.0")
+                && !later("0.2.0")
+        );
     }
 }

@@ -256,7 +256,7 @@ fn the_check_catches_each_break() {
                 "    data-dir: func() -> option<string>;",
                 "    data-dir: func() -> option<string>;\n    clock: func() -> u64;",
             ),
-            "changes lingxi:plugin@0.1.1 in place",
+            "changes lingxi:plugin@0.1.2 in place",
         ),
         // A new world, without a new version.
         (
@@ -271,10 +271,10 @@ fn the_check_catches_each_break() {
         // A new version nobody froze.
         (
             replace(
-                "package lingxi:plugin@0.1.1;",
                 "package lingxi:plugin@0.1.2;",
+                "package lingxi:plugin@0.1.3;",
             ),
-            "freeze 0.1.2",
+            "freeze 0.1.3",
         ),
     ];
     for (changed, rule) in cases {
@@ -289,8 +289,8 @@ fn an_addition_in_a_new_version_passes() {
     let mut shapes = shapes();
     let next = lingxi_plugin_wit::WIT
         .replacen(
-            "package lingxi:plugin@0.1.1;",
             "package lingxi:plugin@0.1.2;",
+            "package lingxi:plugin@0.1.3;",
             1,
         )
         .replacen(
@@ -300,13 +300,13 @@ fn an_addition_in_a_new_version_passes() {
         );
     let frozen_next = next.clone();
     shapes.push(Shape {
-        name: "0.1.2".into(),
-        version: "0.1.2".into(),
+        name: "0.1.3".into(),
+        version: "0.1.3".into(),
         what: "a test's addition".into(),
         worlds: BTreeMap::from([("lingxi-plugin".into(), "lingxi-plugin".into())]),
     });
     let found = rule_breaks(&next, &shapes, |s| {
-        if s.name == "0.1.2" {
+        if s.name == "0.1.3" {
             frozen_next.clone()
         } else {
             frozen(s)

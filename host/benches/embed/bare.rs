@@ -23,6 +23,15 @@ wasmtime::component::bindgen!({
 
 // The imports of the floor: nothing to read, a log that goes nowhere, no
 // tasks (shared with the e2e suite's host of the previous release).
+/// `host-info.secret` (since 0.1.2): the floor grants no secret.
+macro_rules! host_info_since_0_1_0 {
+    () => {
+        fn secret(&mut self, name: String) -> Result<String, String> {
+            Err(format!("secret {name} is not granted"))
+        }
+    };
+}
+
 include!("bare_imports.rs");
 
 /// A compiled component and its linker, on an engine of its own.

@@ -3,6 +3,8 @@
 // and `tasks.report-progress` trappable): no snapshot, a log that goes
 // nowhere, no tasks. Included by the embed bench's floor (bare.rs) and by the
 // e2e suite's host of the previous release (tests/e2e/compat/previous_host.rs).
+// The functions `host-info` gained since 0.1.0 are the includer's: it
+// defines `host_info_since_0_1_0!` (empty for a host of 0.1.0).
 
 use lingxi::plugin::{host_info, logging, tasks, types};
 
@@ -48,6 +50,7 @@ impl host_info::Host for State {
     fn data_dir(&mut self) -> Option<String> {
         None
     }
+    host_info_since_0_1_0!();
 }
 
 impl logging::Host for State {

@@ -76,6 +76,7 @@ impl Effects {
         let mut receipt = std::mem::take(&mut log.receipt);
         *log = Log::default();
         receipt.environment.sort();
+        receipt.secrets.sort();
         receipt
     }
 
@@ -160,6 +161,15 @@ impl Effects {
                 } else {
                     log.receipt.totals.omitted += 1;
                 }
+            }
+        });
+    }
+
+    /// The call was handed secret `name` (a granted name: never cut).
+    pub(crate) fn secret(&self, name: &str) {
+        self.with(|log| {
+            if !log.receipt.secrets.iter().any(|n| n == name) {
+                log.receipt.secrets.push(name.to_owned());
             }
         });
     }

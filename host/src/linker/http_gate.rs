@@ -6,13 +6,23 @@
 //! as a socket connection would be; each request (method, authority,
 //! status) is recorded while a call is. There is no incoming handler: a
 //! plugin never serves HTTP.
+//!
+//! A secret bound to hosts (`--secret NAME@HOST`) is looked for in every
+//! request to another host before it is sent: its URL and headers at once,
+//! its body held back (up to [`MAX_INSPECTED_BODY`]) and read whole. A
+//! request that carries the value (or its base64, URL-encoded or hex form)
+//! is refused, logged with the setting that would allow it, and never
+//! leaves the host. A request to a host every secret may go to streams as
+//! it is.
 
 use std::sync::Arc;
 
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpHooks};
 
 use crate::effects::Effects;
+use crate::limits::MAX_INSPECTED_BODY;
 use crate::policy::NetGuard;
+use crate::policy::secrets::Redactor;
 
 /// The HTTP side of one instance: the allow-list it is judged by.
 pub(crate) struct HttpGate {
@@ -30,8 +40,12 @@ pub(crate) struct Gate {
     /// Requests refused for want of the network (their log lines are
     /// bounded as the guard's are).
     offline_denials: std::sync::atomic::AtomicU32,
-    /// The running call's first such refusal, for its error text.
-    note: Option<String>,
+    /// The running call's first such refusal, for its error text (set from
+    /// a request's future too, when its body is refused).
+    note: Arc<std::sync::Mutex<Option<String>>>,
+    /// The plugin's secrets: hidden in what a refusal says, and looked
+    /// for in requests to hosts a secret is not bound to.
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl HttpGate {
@@ -45,7 +59,8 @@ impl HttpGate {
                 net: None,
                 effects: Effects::new(),
                 offline_denials: Default::default(),
-                note: None,
+                note: Default::default(),
+                redactor: None,
             },
         }
     }
@@ -53,13 +68,21 @@ impl HttpGate {
     /// The running call's first request refused for want of the network,
     /// worded for its error text (taken: the next call starts without).
     pub(crate) fn take_note(&mut self) -> Option<String> {
-        self.hooks.note.take()
+        note(&self.hooks.note).take()
     }
 
-    /// Lets requests through that `net` allows, recording them in `effects`.
-    pub(crate) fn allow(&mut self, net: Option<Arc<NetGuard>>, effects: Arc<Effects>) {
+    /// Lets requests through that `net` allows, recording them in
+    /// `effects`, and none that carries a bound secret of `redactor`'s
+    /// elsewhere.
+    pub(crate) fn allow(
+        &mut self,
+        net: Option<Arc<NetGuard>>,
+        effects: Arc<Effects>,
+        redactor: Option<Arc<Redactor>>,
+    ) {
         self.hooks.net = net;
         self.hooks.effects = effects;
+        self.hooks.redactor = redactor;
     }
 }
 
@@ -78,6 +101,7 @@ impl Gate {
                 let n = (self.offline_denials).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let plugin = &self.plugin;
                 if n < crate::limits::MAX_LOGGED_DENIALS {
+                    let authority = self.hide(authority.as_str());
                     tracing::warn!(
                         plugin = %plugin,
                         "HTTP request to {authority} denied: the plugin has no network access ({})",
@@ -90,6 +114,75 @@ impl Gate {
             }
         }
     }
+}
+
+impl Gate {
+    /// `text` with the plugin's secrets hidden.
+    fn hide(&self, text: &str) -> String {
+        match &self.redactor {
+            Some(redactor) => redactor.redact(text).into_owned(),
+            None => text.to_owned(),
+        }
+    }
+
+    /// Whether the request's URL or headers carry a secret bound away
+    /// from `host`: the refusal, logged and recorded.
+    fn carries_bound_secret(
+        &self,
+        host: &str,
+        request: &http::Request<wasmtime_wasi_http::WasiBody>,
+    ) -> Option<String> {
+        let redactor = self.redactor.as_ref()?;
+        let mut seen = request.uri().to_string().into_bytes();
+        for (name, value) in request.headers() {
+            seen.push(b'\n');
+            seen.extend_from_slice(name.as_str().as_bytes());
+            seen.extend_from_slice(b": ");
+            seen.extend_from_slice(value.as_bytes());
+        }
+        let (name, hosts) = redactor.bound_elsewhere(host, &seen)?;
+        Some(refuse_bound(
+            &self.plugin,
+            &self.effects,
+            request.method().as_str(),
+            host,
+            "its URL or headers",
+            name,
+            hosts,
+        ))
+    }
+}
+
+/// The note's slot, whatever a panicking holder left.
+fn note(slot: &std::sync::Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Option<String>> {
+    slot.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Refuses a request that carries secret `name` (bound to `hosts`) to
+/// `host`: logged and recorded with the setting that would allow it; the
+/// text is the call's note.
+fn refuse_bound(
+    plugin: &str,
+    effects: &Effects,
+    method: &str,
+    host: &str,
+    part: &str,
+    name: &str,
+    hosts: &[String],
+) -> String {
+    let host = crate::policy::text::shown_name(host);
+    let allow =
+        crate::policy::wording::worded(crate::policy::Setting::Secret, format!("{name}@{host}"));
+    let line = format!(
+        "HTTP {method} to {host} refused before it was sent: secret {name} is in {part}, and it may only go to {} (to send it there too: {allow})",
+        hosts.join(", ")
+    );
+    tracing::warn!(plugin = %plugin, "{line}");
+    effects.refused(
+        || format!("{method} {host} carrying secret {name}"),
+        || allow,
+    );
+    line
 }
 
 impl WasiHttpHooks for Gate {
@@ -116,9 +209,9 @@ impl WasiHttpHooks for Gate {
             format!("{scheme}://{host}")
         };
         if !self.allows(uri) {
-            if self.net.is_none() && self.note.is_none() {
+            if self.net.is_none() && note(&self.note).is_none() {
                 let refused = format!("{} {}", request.method(), authority());
-                self.note = Some(format!(
+                *note(&self.note) = Some(format!(
                     "{}: the plugin has no network access; {}",
                     super::refusals::shown(&refused, crate::limits::MAX_LOGGED_PATH),
                     super::refusals::needs_network()
@@ -138,6 +231,16 @@ impl WasiHttpHooks for Gate {
             );
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
+        let host = uri.host().unwrap_or("").to_owned();
+        if let Some(refusal) = self.carries_bound_secret(&host, &request) {
+            note(&self.note).get_or_insert(refusal);
+            return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
+        }
+        // The body is read whole before anything is sent when a secret
+        // must not go to this host.
+        let inspect = (self.redactor.clone()).filter(|r| r.binds_away_from(&host));
+        let (plugin, effects) = (self.plugin.clone(), self.effects.clone());
+        let call_note = self.note.clone();
         let recorded = if self.effects.active() {
             self.effects
                 .http(request.method().as_str(), &authority())
@@ -149,6 +252,34 @@ impl WasiHttpHooks for Gate {
         _ = fut;
         Box::new(async move {
             use http_body_util::BodyExt;
+            let request = match inspect {
+                Some(redactor) => {
+                    let method = request.method().to_string();
+                    let (parts, body) = request.into_parts();
+                    let limited = http_body_util::Limited::new(body, MAX_INSPECTED_BODY);
+                    let body = match limited.collect().await {
+                        Ok(body) => body.to_bytes(),
+                        Err(_) => {
+                            tracing::warn!(
+                                plugin = %plugin,
+                                "HTTP {method} to {} refused: its body could not be read whole to look for a bound secret (at most {MAX_INSPECTED_BODY} bytes are held back)",
+                                crate::policy::text::shown_name(&host),
+                            );
+                            return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
+                        }
+                    };
+                    if let Some((name, hosts)) = redactor.bound_elsewhere(&host, &body) {
+                        let refusal = refuse_bound(
+                            &plugin, &effects, &method, &host, "its body", name, hosts,
+                        );
+                        note(&call_note).get_or_insert(refusal);
+                        return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
+                    }
+                    let body = http_body_util::Full::new(body).map_err(|never| match never {});
+                    http::Request::from_parts(parts, body.boxed_unsync())
+                }
+                None => request,
+            };
             let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
             if let Some((index, effects)) = recorded {
                 effects.http_status(index, response.status().as_u16());

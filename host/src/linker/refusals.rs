@@ -115,6 +115,7 @@ impl FileRefusals {
         path: &str,
         refusal: FileRefusal,
     ) {
+        let path = &*origin.hide(path);
         let shown_path = shown(path, MAX_LOGGED_PATH);
         let why = shown(&refusal.why, 2 * MAX_LOGGED_PATH);
         let allow = shown(&refusal.allow, 2 * MAX_LOGGED_PATH);

@@ -71,7 +71,8 @@ pub(crate) fn apply(
         }
         return None;
     }
-    let guard = NetGuard::new(plugin_id, &grant.allow_net);
+    let redactor = crate::policy::secrets::Redactor::of(&grant.secrets);
+    let guard = NetGuard::hiding(plugin_id, &grant.allow_net, redactor);
     let check = guard.clone();
     let effects = effects.clone();
     wasi.allow_tcp(true)

@@ -191,7 +191,11 @@ impl PluginHost {
             output.flush_partial();
         }
         if let Some(slot) = slot {
-            slot.put(receipt(live, took, cpu));
+            let receipt = receipt(live, took, cpu);
+            slot.put(match &self.origin.redactor {
+                Some(redactor) => crate::secrets::hide_in_receipt(redactor, receipt),
+                None => receipt,
+            });
         }
         let quota = self.check_quota(call);
         let error = match outcome {
@@ -202,7 +206,7 @@ impl PluginHost {
                     Ending::Failed
                 };
                 self.counters.call(took, ending);
-                return quota.map(|()| reply);
+                return quota.map(|()| self.hide_in_reply(reply));
             }
             Ok(Ok(Err(text))) => {
                 self.counters.call(took, Ending::Failed);
@@ -226,6 +230,8 @@ impl PluginHost {
                     }
                     None => cap_text(text, limit),
                 };
+                // Hidden last: the note names what the plugin named.
+                let text = self.origin.hide(&text).into_owned();
                 return Err(CallError::Plugin(text));
             }
             Ok(Err(trap)) => classify(call, trap, &self.limits),
@@ -264,6 +270,40 @@ impl PluginHost {
             }
         }
         Err(error)
+    }
+}
+
+impl PluginHost {
+    /// `reply` with the plugin's secrets hidden in the text it carries
+    /// back (a handshake is compared with the manifest as it is).
+    fn hide_in_reply(&self, reply: Reply) -> Reply {
+        let Some(redactor) = &self.origin.redactor else {
+            return reply;
+        };
+        match reply {
+            Reply::Text(mut text) => {
+                redactor.redact_string(&mut text);
+                Reply::Text(text)
+            }
+            Reply::Command(crate::bindings::lingxi::plugin::types::CommandResult::Message(
+                mut message,
+            )) => {
+                redactor.redact_string(&mut message.text);
+                if let Some(title) = &mut message.title {
+                    redactor.redact_string(title);
+                }
+                Reply::Command(
+                    crate::bindings::lingxi::plugin::types::CommandResult::Message(message),
+                )
+            }
+            Reply::Command(crate::bindings::lingxi::plugin::types::CommandResult::Prompt(
+                mut text,
+            )) => {
+                redactor.redact_string(&mut text);
+                Reply::Command(crate::bindings::lingxi::plugin::types::CommandResult::Prompt(text))
+            }
+            other => other,
+        }
     }
 }
 

@@ -64,13 +64,18 @@ impl PluginHost {
             .store(wasi, &self.origin, &self.limits)
             .map_err(instantiate_error)?;
         self.counters.instance();
-        store.data_mut().http.allow(net.clone(), effects.clone());
+        let redactor = self.origin.redactor.clone();
+        store
+            .data_mut()
+            .http
+            .allow(net.clone(), effects.clone(), redactor);
         store.data_mut().effects = effects;
         store.data_mut().names.trap_dir = trap;
         store.data_mut().files.grants = grants;
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
+        store.data_mut().secrets = crate::secrets::PluginSecrets::of(&grant.secrets);
         store.data_mut().tasks = Some(TaskLink {
             board: self.tasks.clone(),
             task: self.task.clone(),

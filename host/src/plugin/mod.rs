@@ -116,6 +116,8 @@ impl PluginHost {
         tasks: Option<Arc<TaskBoard>>,
     ) -> Self {
         let policy = Policy::decide(&component.declared(), &grant);
+        let mut origin = origin;
+        origin.redactor = crate::policy::secrets::Redactor::of(&grant.secrets);
         let id = &component.manifest().id;
         let quota = limits.max_storage_bytes;
         let data = match (&grant.data_dir, &grant.data_root) {

@@ -62,6 +62,8 @@ impl Member {
             plugin: self.id().into(),
             session: session.clone(),
             sink: self.sink.clone(),
+            // Set from the grant by the plugin's host (`PluginHost`).
+            redactor: None,
         }
     }
 }

@@ -44,7 +44,8 @@ impl tasks::Host for HostState {
         // like one that floods its log.
         self.output
             .spend(progress.message.len().saturating_add(LINE_OVERHEAD))?;
-        board.progress(id, progress.fraction, &progress.message);
+        let message = self.origin.hide(&progress.message);
+        board.progress(id, progress.fraction, &message);
         Ok(())
     }
 }

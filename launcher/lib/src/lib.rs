@@ -10,6 +10,7 @@ pub mod logfmt;
 pub mod mcp;
 pub mod private;
 pub mod record;
+pub mod secrets;
 pub mod serve;
 pub mod words;
 pub mod workspace;

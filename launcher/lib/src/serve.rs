@@ -185,7 +185,8 @@ pub fn serve(
     spec: &PolicySpec,
     record: Option<&std::path::Path>,
 ) -> Result<()> {
-    let (grant, limits) = spec.resolve_from_environment()?;
+    let (mut grant, limits) = spec.resolve_from_environment()?;
+    crate::secrets::load_values(&mut grant, &component.manifest().id);
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!spec.no_validate);
     let id = host.manifest().id.clone();

@@ -119,6 +119,7 @@ pub fn learn(
     let mut needs = Vec::new();
     let (mut caps, mut net, mut env, mut storage): (Rules, Rules, Rules, Rules) =
         Default::default();
+    let mut secrets = Rules::default();
     let mut refused = Vec::new();
     let mut looked_up = Vec::new();
     for receipt in receipts {
@@ -154,6 +155,20 @@ pub fn learn(
                 .unwrap_or_else(|| name.clone());
             env.add(entry, || format!("{call} read its environment"));
         }
+        for name in &receipt.secrets {
+            // As the ceiling gave it: a secret bound to hosts stays bound
+            // to them (every entry of its name); never a value.
+            let bound: Vec<&String> = (ceiling.secret.iter())
+                .filter(|e| e.split('@').next() == Some(name.as_str()))
+                .collect();
+            let entries = match bound.is_empty() {
+                true => vec![name.clone()],
+                false => bound.into_iter().cloned().collect(),
+            };
+            for entry in entries {
+                secrets.add(entry, || format!("{call} read the secret"));
+            }
+        }
         refused.extend(receipt.refused.iter().map(|r| (call.clone(), r.clone())));
     }
     needs::lookups_only(&looked_up, &mut net);
@@ -182,6 +197,7 @@ pub fn learn(
         allow_write: write.values().into_iter().map(PathBuf::from).collect(),
         allow_net: net.values(),
         env: env.values(),
+        secret: secrets.values(),
         no_storage: storage.0.is_empty(),
         data_root: ceiling.data_root.clone().filter(|_| !storage.0.is_empty()),
         timeout: ceiling.timeout,
@@ -198,6 +214,7 @@ pub fn learn(
         allow_write: &write,
         allow_net: &net,
         env: &env,
+        secret: &secrets,
         storage: &storage,
     };
     let text = text::render(&spec, receipts.len(), &sections, &refused);

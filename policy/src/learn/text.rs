@@ -18,6 +18,7 @@ pub(super) struct Sections<'a> {
     pub(super) allow_write: &'a Rules,
     pub(super) allow_net: &'a Rules,
     pub(super) env: &'a Rules,
+    pub(super) secret: &'a Rules,
     pub(super) storage: &'a Rules,
 }
 
@@ -47,6 +48,7 @@ pub(super) fn render(
         allow_write: _,
         allow_net: _,
         env: _,
+        secret: _,
         data_root,
         no_storage,
         // Limits, copied as given ([`limits`]).
@@ -93,6 +95,12 @@ pub(super) fn render(
         crate::wording::program()
     );
     array(&mut out, Setting::Env, sections.env, &env_note);
+    let secret_note = format!(
+        "# The secrets the plugin was handed, by name: their values stay in\n\
+         # the keyring (`{} secret set PLUGIN_ID NAME`).\n",
+        crate::wording::program()
+    );
+    array(&mut out, Setting::Secret, sections.secret, &secret_note);
     if *no_storage {
         let _ = writeln!(
             out,

@@ -181,3 +181,35 @@ fn replace_or_push<T: ?Sized>(
         None => list.push(item),
     }
 }
+
+/// The value of secret `name`, which the user granted the plugin
+/// (`--secret NAME`, its value set with `lingxi-wasm-run secret set`); an
+/// error naming the flag when it is not granted, or the command when it
+/// has no value. The host hides the value wherever the plugin writes it
+/// (output, logs, results, errors become `[secret NAME]`), and refuses an
+/// HTTP request that carries a secret granted as `NAME@HOST` to another
+/// host.
+fn secret(name: &str) -> PluginResult<String> {
+    crate::sys::secret(name).map_err(crate::types::PluginError::new)
+}
+
+macro_rules! secret_method {
+    ($($context:ty),*) => {$(
+        impl $context {
+            /// The value of secret `name` the user granted this plugin
+            /// (`--secret NAME`), or an error naming the flag that grants
+            /// it (or the command that sets it). The host hides the value
+            /// in everything the plugin writes.
+            pub fn secret(&self, name: &str) -> PluginResult<String> {
+                secret(name)
+            }
+        }
+    )*};
+}
+
+secret_method!(
+    ToolContext,
+    CommandContext,
+    PluginContext,
+    crate::tasks::TaskContext
+);

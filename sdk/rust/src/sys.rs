@@ -7,7 +7,7 @@ pub use crate::bindings::lingxi::plugin::logging::Level;
 #[cfg(target_arch = "wasm32")]
 mod imp {
     pub use crate::bindings::lingxi::plugin::host_info::{
-        context_state, data_dir, latest_snapshot, pe_core, performance, workspace,
+        context_state, data_dir, latest_snapshot, pe_core, performance, secret, workspace,
     };
     pub use crate::bindings::lingxi::plugin::logging::log;
     pub use crate::bindings::lingxi::plugin::tasks::{
@@ -63,6 +63,12 @@ mod imp {
     pub fn data_dir() -> Option<String> {
         None
     }
+    /// A native build has no sandbox host to hand it secrets: it says so.
+    pub fn secret(name: &str) -> Result<String, String> {
+        Err(format!(
+            "secret {name} is handed to plugins only in the WebAssembly sandbox (lingxi-wasm-run, granted with --secret {name}); this native build has none"
+        ))
+    }
     pub fn workspace() -> Result<wit::WorkspaceInfo, wit::InfoUnavailable> {
         section("workspace", |s| s.workspace.as_ref())
     }
@@ -96,5 +102,5 @@ mod imp {
 pub use imp::set_snapshot;
 pub use imp::{
     cancel_task, context_state, data_dir, latest_snapshot, log, pe_core, performance,
-    report_progress, start_task, task_status, workspace,
+    report_progress, secret, start_task, task_status, workspace,
 };

@@ -344,7 +344,7 @@ fn components_of_a_version_this_host_does_not_link_are_refused_naming_it() {
         (
             Guest::Python,
             later_wit(dir.path(), "0.1.9", "    hostname: func() -> string;"),
-            "was built against lingxi:plugin 0.1.9, later than this host's 0.1.1, and it uses what that lacks (component imports instance `lingxi:plugin/host-info@0.1.9`",
+            "was built against lingxi:plugin 0.1.9, later than this host's 0.1.2, and it uses what that lacks (component imports instance `lingxi:plugin/host-info@0.1.9`",
         ),
     ];
     for (guest, case, said) in cases {
@@ -354,7 +354,7 @@ fn components_of_a_version_this_host_does_not_link_are_refused_naming_it() {
         assert!(!out.status.success(), "{stderr}");
         assert!(stderr.contains(said), "{guest:?}: {stderr}");
         assert!(
-            stderr.contains("update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit 0.1.1"),
+            stderr.contains("update lingxi-wasm-run to a version that links it, or build the plugin against wit/lingxi-plugin.wit 0.1.2"),
             "{stderr}"
         );
     }

@@ -123,6 +123,7 @@ async fn shared(
     let options = |manifest: &lingxi_wasm_host::types::Manifest, data_dir| {
         let mut grant = grant.clone();
         grant.data_dir = data_dir;
+        crate::secrets::load_values(&mut grant, &manifest.id);
         let policy = Policy::decide(
             &lingxi_wasm_host::convert::capabilities(&manifest.capabilities),
             &grant,

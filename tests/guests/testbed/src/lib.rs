@@ -11,6 +11,7 @@ use lingxi_plugin_sdk::*;
 
 mod attacks;
 mod contracts;
+mod secrets;
 mod tasks;
 
 /// The testbed plugin.
@@ -75,6 +76,7 @@ impl Plugin for Testbed {
             ctx.register_tool(FnTool(name, tool));
         }
         contracts::register(ctx);
+        secrets::register(ctx);
         tasks::register(ctx);
         ctx.register_command(InfoCommand);
         ctx.on(HookEvent::AgentTurnEnd, move |p| {

@@ -1,0 +1,312 @@
+//! Secrets a plugin is granted by name (`--secret NAME`, or
+//! `NAME@HOST` to bind it to the hosts it may be sent to): the rule
+//! ([`SecretGrant`]), its value once a front end read it from the user's
+//! keyring ([`SecretValue`], never shown: its `Debug` is `[secret]`), and
+//! the [`Redactor`] that hides every value in the text a host writes and
+//! finds a bound secret in an outgoing request to another host.
+//!
+//! The policy names secrets; it never holds their values. Values come from
+//! the front end (the launcher's keyring, an embedding host's own store)
+//! and live only in memory: [`Grant::secrets`](crate::Grant::secrets).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine as _;
+
+use crate::limits::{MAX_SECRET_BYTES, MIN_SECRET_BYTES};
+use crate::settings::Setting;
+use crate::wording::worded;
+
+/// Longest secret name.
+pub const MAX_SECRET_NAME: usize = 64;
+
+/// One secret the user grants a plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretGrant {
+    /// Its name (letters, digits, `_`, `-` and `.`; at most
+    /// [`MAX_SECRET_NAME`]).
+    pub name: String,
+    /// The hosts it may be sent to over HTTP (lower case; `*.example.com`
+    /// is every host under example.com). Empty: not bound, it goes
+    /// wherever the network allow-list lets the plugin reach.
+    pub hosts: Vec<String>,
+    /// Its value, once read from where the front end keeps it; `None`
+    /// until then (the plugin asking for it is told it is not set).
+    pub value: Option<SecretValue>,
+}
+
+/// A secret's value. Shown nowhere: `Debug` prints `[secret]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretValue(Arc<str>);
+
+impl SecretValue {
+    /// A value as read from a store, checked: at least
+    /// [`MIN_SECRET_BYTES`] (a shorter one would be hidden everywhere it
+    /// occurs by chance) and at most [`MAX_SECRET_BYTES`], one line.
+    pub fn new(value: &str) -> Result<SecretValue, String> {
+        let value = value.strip_suffix('\n').unwrap_or(value);
+        let value = value.strip_suffix('\r').unwrap_or(value);
+        if value.len() < MIN_SECRET_BYTES {
+            return Err(format!(
+                "a secret's value must be at least {MIN_SECRET_BYTES} bytes long (a shorter one would be hidden wherever it happens to occur in a plugin's output)"
+            ));
+        }
+        if value.len() > MAX_SECRET_BYTES {
+            return Err(format!(
+                "a secret's value may be at most {MAX_SECRET_BYTES} bytes long"
+            ));
+        }
+        if value.contains(['\n', '\r', '\0']) {
+            return Err("a secret's value must be one line (no line break or NUL)".into());
+        }
+        Ok(SecretValue(value.into()))
+    }
+
+    /// The value itself, for the plugin that was granted it and for the
+    /// store that keeps it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[secret]")
+    }
+}
+
+/// Whether `name` is a secret's name: 1 to [`MAX_SECRET_NAME`] of ASCII
+/// letters, digits, `_`, `-` and `.`, starting with a letter or a digit.
+pub fn is_secret_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.len() <= MAX_SECRET_NAME
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The secret settings as written (`NAME`, `NAME@HOST`), one grant per
+/// name with its hosts gathered; a name given both bound and unbound, a
+/// bad name or a bad host is refused, naming the setting.
+pub fn parse_secret_rules(written: &[String]) -> Result<Vec<SecretGrant>, String> {
+    let mut grants: Vec<(SecretGrant, bool)> = Vec::new();
+    for entry in written {
+        let (name, host) = match entry.split_once('@') {
+            Some((name, host)) => (name, Some(host)),
+            None => (entry.as_str(), None),
+        };
+        if !is_secret_name(name) {
+            return Err(format!(
+                "{}: a secret's name is 1 to {MAX_SECRET_NAME} of letters, digits, '_', '-' and '.', starting with a letter or a digit",
+                worded(Setting::Secret, entry)
+            ));
+        }
+        let host = match host {
+            Some(host) => Some(bound_host(host).ok_or_else(|| {
+                format!(
+                    "{}: bind a secret to a host name or address without port or scheme, e.g. NAME@api.example.com or NAME@*.example.com",
+                    worded(Setting::Secret, entry)
+                )
+            })?),
+            None => None,
+        };
+        let at = grants.iter().position(|(g, _)| g.name == name);
+        let (grant, unbound) = match at {
+            Some(i) => &mut grants[i],
+            None => {
+                let fresh = SecretGrant {
+                    name: name.to_owned(),
+                    hosts: Vec::new(),
+                    value: None,
+                };
+                grants.push((fresh, false));
+                let last = grants.len() - 1;
+                &mut grants[last]
+            }
+        };
+        match host {
+            Some(host) if !grant.hosts.contains(&host) => grant.hosts.push(host),
+            Some(_) => {}
+            None => *unbound = true,
+        }
+        if *unbound && !grant.hosts.is_empty() {
+            return Err(format!(
+                "{}: the secret is given both bound to a host and unbound; keep only NAME@HOST entries to bind it, or only NAME to let it go wherever the network allow-list allows",
+                worded(Setting::Secret, name)
+            ));
+        }
+    }
+    Ok(grants.into_iter().map(|(g, _)| g).collect())
+}
+
+/// A host a secret is bound to, lower case, if it is one: a DNS name, an
+/// address, or `*.` and a DNS name.
+fn bound_host(host: &str) -> Option<String> {
+    let host = host.to_ascii_lowercase();
+    let name = host.strip_prefix("*.").unwrap_or(&host);
+    let name = name
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(name);
+    let valid = !name.is_empty()
+        && name.len() <= 253
+        && (name.parse::<std::net::IpAddr>().is_ok()
+            || name.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            }));
+    valid.then_some(host)
+}
+
+/// Whether `host` (as a request names it) is one of `hosts`.
+fn host_matches(hosts: &[String], host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host = host.to_ascii_lowercase();
+    hosts.iter().any(|rule| match rule.strip_prefix("*.") {
+        Some(domain) => host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}")),
+        None => rule.trim_start_matches('[').trim_end_matches(']') == host,
+    })
+}
+
+/// The values of one plugin's secrets, for the text the host writes and
+/// the requests it sends. Built from the grants that have a value.
+#[derive(Default)]
+pub struct Redactor {
+    /// (name, value, hosts), the longest value first (so a value that
+    /// holds another is replaced whole).
+    secrets: Vec<(String, SecretValue, Vec<String>)>,
+}
+
+impl fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.secrets.iter().map(|(n, _, _)| n.as_str()).collect();
+        f.debug_struct("Redactor").field("secrets", &names).finish()
+    }
+}
+
+impl Redactor {
+    /// The redactor of `grants`, if any of them has a value.
+    pub fn of(grants: &[SecretGrant]) -> Option<Arc<Redactor>> {
+        let mut secrets: Vec<_> = (grants.iter())
+            .filter_map(|g| Some((g.name.clone(), g.value.clone()?, g.hosts.clone())))
+            .collect();
+        secrets.sort_by_key(|(_, value, _)| std::cmp::Reverse(value.0.len()));
+        (!secrets.is_empty()).then(|| Arc::new(Redactor { secrets }))
+    }
+
+    /// `text` with every secret's value replaced by `[secret NAME]`.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut text = Cow::Borrowed(text);
+        for (name, value, _) in &self.secrets {
+            if text.contains(value.expose()) {
+                text = Cow::Owned(text.replace(value.expose(), &format!("[secret {name}]")));
+            }
+        }
+        text
+    }
+
+    /// `text` redacted in place; whether anything was hidden.
+    pub fn redact_string(&self, text: &mut String) -> bool {
+        match self.redact(text) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(hidden) => {
+                *text = hidden;
+                true
+            }
+        }
+    }
+
+    /// Every string of `value` (keys too) redacted; whether anything was.
+    pub fn redact_json(&self, value: &mut serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::String(text) => self.redact_string(text),
+            serde_json::Value::Array(items) => {
+                (items.iter_mut()).fold(false, |hid, item| self.redact_json(item) | hid)
+            }
+            serde_json::Value::Object(map) => {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                let mut hid = false;
+                for key in keys {
+                    let Some(mut item) = map.remove(&key) else {
+                        continue;
+                    };
+                    hid |= self.redact_json(&mut item);
+                    let mut key = key;
+                    hid |= self.redact_string(&mut key);
+                    map.insert(key, item);
+                }
+                hid
+            }
+            _ => false,
+        }
+    }
+
+    /// The names of the secrets whose values `text` holds.
+    pub fn names_in(&self, text: &str) -> Vec<&str> {
+        (self.secrets.iter())
+            .filter(|(_, value, _)| text.contains(value.expose()))
+            .map(|(name, _, _)| name.as_str())
+            .collect()
+    }
+
+    /// Whether a request to `host` may not carry every secret it holds:
+    /// the first secret bound to other hosts whose value, or its base64,
+    /// URL-encoded or hex form, is in `bytes`, with the hosts it is bound
+    /// to.
+    pub fn bound_elsewhere(&self, host: &str, bytes: &[u8]) -> Option<(&str, &[String])> {
+        self.secrets
+            .iter()
+            .filter(|(_, _, hosts)| !hosts.is_empty() && !host_matches(hosts, host))
+            .find(|(_, value, _)| encodings(value.expose()).iter().any(|e| contains(bytes, e)))
+            .map(|(name, _, hosts)| (name.as_str(), hosts.as_slice()))
+    }
+
+    /// Whether any secret is bound to hosts other than `host`: a request
+    /// to `host` must then be looked at before it is sent.
+    pub fn binds_away_from(&self, host: &str) -> bool {
+        (self.secrets.iter()).any(|(_, _, hosts)| !hosts.is_empty() && !host_matches(hosts, host))
+    }
+}
+
+/// The forms a value takes in a request: as it is, URL-encoded, hex, and
+/// base64 (standard and URL-safe) at each of the three alignments it can
+/// have inside a longer encoded text (so `user:VALUE` in a Basic
+/// authorization header is found too).
+fn encodings(value: &str) -> Vec<Vec<u8>> {
+    let mut forms = vec![value.as_bytes().to_vec()];
+    let encoded: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+    forms.push(encoded.into_bytes());
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
+    forms.push(hex.to_uppercase().into_bytes());
+    forms.push(hex.into_bytes());
+    for engine in [
+        &base64::engine::general_purpose::STANDARD_NO_PAD,
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+    ] {
+        for offset in 0..3usize {
+            // `offset` bytes before the value shift its encoding; the
+            // characters that also depend on those bytes (or on the bytes
+            // after it) are left out.
+            let mut shifted = vec![0u8; offset];
+            shifted.extend_from_slice(value.as_bytes());
+            let text = engine.encode(&shifted);
+            let skip = (offset * 8).div_ceil(6);
+            let keep = (shifted.len() * 8 / 6).saturating_sub(skip);
+            if keep >= 4 {
+                forms.push(text.as_bytes()[skip..skip + keep].to_vec());
+            }
+        }
+    }
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests;
