@@ -28,6 +28,7 @@ mod receipts;
 mod record;
 mod registry;
 mod runtime_base;
+mod secrets;
 mod signing;
 mod soak;
 mod support;
