@@ -3,6 +3,7 @@
 
 import { checkHookEvent } from './types.js';
 import { schemaText } from './schema.js';
+import { readSecret } from './secrets.js';
 
 /**
  * Writes log lines to the host's stderr, prefixed with the plugin id. Never
@@ -150,6 +151,18 @@ export class PluginContext {
       handler: requireFunction(`handler of '${event}'`, handler),
     });
   }
+
+  /**
+   * The value of secret `name` the user granted this plugin (`--secret
+   * NAME`); throws a PluginError naming the flag that grants it (or the
+   * command that sets it). The host hides the value in everything the
+   * plugin writes.
+   * @param {string} name
+   * @returns {string}
+   */
+  secret(name) {
+    return readSecret(name);
+  }
 }
 
 /**
@@ -171,6 +184,18 @@ export class ToolContext {
     this.tasks = tasks;
     Object.freeze(this);
   }
+
+  /**
+   * The value of secret `name` the user granted this plugin (`--secret
+   * NAME`); throws a PluginError naming the flag that grants it (or the
+   * command that sets it). The host hides the value in everything the
+   * plugin writes.
+   * @param {string} name
+   * @returns {string}
+   */
+  secret(name) {
+    return readSecret(name);
+  }
 }
 
 /** Context of one slash command. */
@@ -188,5 +213,17 @@ export class CommandContext {
     /** The plugin's background tasks (a Tasks). */
     this.tasks = tasks;
     Object.freeze(this);
+  }
+
+  /**
+   * The value of secret `name` the user granted this plugin (`--secret
+   * NAME`); throws a PluginError naming the flag that grants it (or the
+   * command that sets it). The host hides the value in everything the
+   * plugin writes.
+   * @param {string} name
+   * @returns {string}
+   */
+  secret(name) {
+    return readSecret(name);
   }
 }

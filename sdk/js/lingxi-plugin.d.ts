@@ -144,6 +144,8 @@ export class TaskContext {
   readonly logger: Logger;
   /** The plugin's persistent storage. */
   readonly storage: Storage;
+  /** The value of secret `name` the user granted (`--secret NAME`); throws a PluginError naming the flag (or the command that sets it) when there is none. The host hides the value in everything the plugin writes. */
+  secret(name: string): string;
   /** Read-only view of the host's snapshot as it was when the task started. */
   readonly info: InfoHub;
   /** Reports progress (0 to 1, or undefined) and what the task is doing; it counts against the task's output budget. */
@@ -183,6 +185,8 @@ export class PluginContext {
   readonly info: InfoHub;
   /** The plugin's persistent storage. */
   readonly storage: Storage;
+  /** The value of secret `name` the user granted (`--secret NAME`); throws a PluginError naming the flag (or the command that sets it) when there is none. The host hides the value in everything the plugin writes. */
+  secret(name: string): string;
   /** Registers a tool; the same name again replaces it (with a warning). */
   registerTool(tool: ToolDefinition): void;
   /** Registers a slash command; the same name again replaces it (with a warning). */
@@ -204,6 +208,8 @@ export class ToolContext {
   readonly logger: Logger;
   /** The plugin's persistent storage. */
   readonly storage: Storage;
+  /** The value of secret `name` the user granted (`--secret NAME`); throws a PluginError naming the flag (or the command that sets it) when there is none. The host hides the value in everything the plugin writes. */
+  secret(name: string): string;
   /** The plugin's background tasks. */
   readonly tasks: Tasks;
 }
@@ -219,6 +225,8 @@ export class CommandContext {
   readonly logger: Logger;
   /** The plugin's persistent storage. */
   readonly storage: Storage;
+  /** The value of secret `name` the user granted (`--secret NAME`); throws a PluginError naming the flag (or the command that sets it) when there is none. The host hides the value in everything the plugin writes. */
+  secret(name: string): string;
   /** The plugin's background tasks. */
   readonly tasks: Tasks;
 }

@@ -26,6 +26,7 @@ import {
   latestSnapshot,
   peCore,
   performance as performanceSection,
+  secret,
   workspace,
 } from 'lingxi:plugin/host-info@0.1.2';
 import { cancel, reportProgress, start, status } from 'lingxi:plugin/tasks@0.1.2';
@@ -92,5 +93,6 @@ export function definePlugin(definition) {
     dataDir,
     fs,
     tasks: { start, status, cancel, reportProgress },
+    secret,
   });
 }

@@ -20,6 +20,7 @@ import { CommandContext, Logger, PluginContext, REGISTRY, ToolContext } from './
 import { InfoHub } from './info.js';
 import { Storage } from './storage.js';
 import { TaskContext, Tasks } from './tasks.js';
+import { useSecrets } from './secrets.js';
 
 /** Background tasks where the host gives none (older hosts, tests). */
 const NO_TASKS = Object.freeze({
@@ -62,7 +63,7 @@ function outputText(value) {
  * @param {{manifest: object, activate?: Function, deactivate?: Function}} definition
  * @param {object} host `{log(level, message), info: {workspace, peCore,
  *   contextState, performance, latestSnapshot}, dataDir(), fs, tasks?:
- *   {start, status, cancel, reportProgress}}`
+ *   {start, status, cancel, reportProgress}, secret?(name)}`
  * @returns {object} the `plugin` export: getManifest, initialize, executeTool,
  *   executeCommand, emitHook, deactivate; and `taskRunner`, the
  *   `task-runner` export (kinds, run)
@@ -72,6 +73,7 @@ export function createRuntime(definition, host) {
   const logger = new Logger(host.log);
   const info = new InfoHub(host.info);
   const storage = new Storage(host.dataDir, host.fs);
+  useSecrets(host.secret);
   const taskHost = host.tasks ?? NO_TASKS;
   /** The registrations while active, else undefined. */
   let active;

@@ -9,6 +9,7 @@
 // memory, output, how many run at once, how long a result is kept).
 
 import { PluginError } from './types.js';
+import { readSecret } from './secrets.js';
 
 /** The host's refusal text of a thrown WIT error (its `payload`). */
 function refusal(e) {
@@ -127,5 +128,17 @@ export class TaskContext {
   progress(fraction, message) {
     const known = fraction === undefined || fraction === null ? undefined : Number(fraction);
     this.reportProgress({ fraction: known, message: String(message) });
+  }
+
+  /**
+   * The value of secret `name` the user granted this plugin (`--secret
+   * NAME`); throws a PluginError naming the flag that grants it (or the
+   * command that sets it). The host hides the value in everything the
+   * plugin writes.
+   * @param {string} name
+   * @returns {string}
+   */
+  secret(name) {
+    return readSecret(name);
   }
 }

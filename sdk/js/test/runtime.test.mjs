@@ -220,3 +220,23 @@ test('bad registrations fail the activation with a TypeError text', async () => 
   assert.match(await rejection(rt.initialize(init())), /^TypeError: unknown hook event 'someFutureEvent'/);
   assert.match(logs[0], /^error: activation failed: TypeError/);
 });
+
+test('ctx.secret reads a granted secret, and says why when there is none', async () => {
+  const { host } = fakeHost();
+  host.secret = (name) => {
+    if (name === 'API_TOKEN') return 'tok-123456789';
+    const e = new Error('refused');
+    e.payload = `secret ${name} is not granted to this plugin: grant it with --secret ${name}`;
+    throw e;
+  };
+  const rt = createRuntime({
+    manifest,
+    activate: (ctx) => {
+      assert.equal(ctx.secret('API_TOKEN'), 'tok-123456789');
+      ctx.registerTool({ name: 'use', description: 'd', execute: (args, call) => call.secret(args) });
+    },
+  }, host);
+  await rt.initialize(init());
+  assert.equal(await rt.executeTool(tool('use', 'API_TOKEN')), 'tok-123456789');
+  assert.equal(await rejection(rt.executeTool(tool('use', 'OTHER'))), 'secret OTHER is not granted to this plugin: grant it with --secret OTHER');
+});

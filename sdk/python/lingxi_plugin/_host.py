@@ -18,7 +18,7 @@ __all__ = ["Err", "wit", "log", "host_info", "tasks"]
 #: The generated ``tasks`` module (start, status, cancel, report-progress).
 tasks = _wit_tasks
 
-#: The generated ``host-info`` module (snapshot getters and ``data-dir``).
+#: The generated ``host-info`` module (snapshot getters, ``data-dir``, ``secret``).
 host_info = _host_info
 
 _LEVELS = {
@@ -36,6 +36,12 @@ def log(level: str, message: str) -> None:
 def data_dir():
     """The guest path of the plugin's data directory, or ``None``."""
     return _host_info.data_dir()
+
+
+def secret(name: str) -> str:
+    """The value of granted secret ``name``; raises ``Err`` with the host's
+    reason when there is none."""
+    return _host_info.secret(name)
 
 
 def start_task(kind: str, input: str) -> str:

@@ -10,6 +10,7 @@ from . import _host
 from .info import InfoHub
 from .model import CommandResult, HookEvent, HookPayload, Manifest, PluginError
 from .schema import DEFAULT_INPUT_SCHEMA, InputSchema, keywords, to_json
+from .secrets import SecretAccess
 from .storage import Storage
 from .tasks import Task, TaskHandler, Tasks
 
@@ -42,7 +43,7 @@ class Logger:
 
 
 @dataclass
-class ToolContext:
+class ToolContext(SecretAccess):
     """Context of one tool call. It has no info hub on purpose (tools map
     input to output), but a tool may read ``self.info`` of its plugin."""
 
@@ -59,7 +60,7 @@ class ToolContext:
 
 
 @dataclass
-class CommandContext:
+class CommandContext(SecretAccess):
     """Context of one slash command."""
 
     #: Session, if the command runs inside one.
@@ -151,7 +152,7 @@ def schema_text(
     return to_json(value)
 
 
-class PluginContext:
+class PluginContext(SecretAccess):
     """What activation registers tools, commands and hooks with. The
     decorated members of the plugin are registered before
     :meth:`Plugin.activate` runs; ``activate`` may register more here."""

@@ -16,13 +16,14 @@ from typing import Any, Callable, Optional, Sequence
 from . import _host
 from .info import InfoHub
 from .model import PluginError
+from .secrets import SecretAccess
 from .storage import Storage
 
 __all__ = ["Task", "TaskContext", "TaskState", "Tasks", "describe"]
 
 
 @dataclass
-class TaskContext:
+class TaskContext(SecretAccess):
     """What a running task is handed."""
 
     #: The task's id (what ``Tasks.start`` returned).

@@ -79,6 +79,8 @@ class FakeHost:
         self.refuse = None
         #: Progress reports, as (fraction, message).
         self.progress = []
+        #: The secrets the host hands out, by name.
+        self.secrets = {}
         self._saved = {}
 
     def _start(self, kind, input):
@@ -88,6 +90,11 @@ class FakeHost:
         self.started[id] = (kind, input)
         self.states[id] = wit_tasks.TaskState_Running(None)
         return id
+
+    def _secret(self, name):
+        if name not in self.secrets:
+            raise Err(f"secret {name} is not granted to this plugin: grant it with --secret {name}")
+        return self.secrets[name]
 
     def _cancel(self, id):
         if isinstance(self.states.get(id), wit_tasks.TaskState_Running):
@@ -115,6 +122,7 @@ class FakeHost:
             (host_info, "context_state"): self._section("contextState", "context_state"),
             (host_info, "performance"): self._section("performance", "performance"),
             (host_info, "data_dir"): lambda: self.data_dir,
+            (host_info, "secret"): self._secret,
             (wit_tasks, "start"): self._start,
             (wit_tasks, "status"): lambda id: self.states.get(id),
             (wit_tasks, "cancel"): self._cancel,
