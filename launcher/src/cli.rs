@@ -60,6 +60,9 @@ Environment:
                      credentials for the registries of oci:// plugins (push,
                      install, …) [default: docker's config.json]
   DOCKER_CONFIG      the folder of docker's config.json [default: ~/.docker]
+  XDG_RUNTIME_DIR    Linux: the session bus of the keyring that `secret` and
+                     --secret use is $XDG_RUNTIME_DIR/bus, unless
+                     DBUS_SESSION_BUS_ADDRESS names it
   HOME               where ~/.lingxiagent/plugin-data (plugin storage) and
                      ~/.lingxiagent/plugins (install, list, uninstall) are
                      (Windows: the profile folder, %USERPROFILE%)

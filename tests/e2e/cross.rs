@@ -462,3 +462,54 @@ fn cross_a_record_folder_others_can_write_is_refused() {
     let (status, out, stderr) = install();
     assert!(status.success(), "{out}\n{stderr}");
 }
+
+/// A secret kept with `secret set` goes into the Windows Credential
+/// Manager (Wine's), `secret list` names it, and the launcher reads it
+/// back for a plugin granted it, which sees only `[secret NAME]` of its
+/// value in its own output. Windows only: the Linux builds' Secret Service
+/// is tested natively (tests/e2e/secrets/).
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_secret_is_kept_in_the_credential_manager_and_read_back() {
+    let cross = cross();
+    if !cross.windows() {
+        eprintln!(
+            "the Credential Manager is Windows': nothing to test on {}",
+            cross.target
+        );
+        return;
+    }
+    let value = "w1ndows-secret-value-42";
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("value");
+    std::fs::write(&input, format!("{value}\r\n")).unwrap();
+    let mut set = cross.launcher(&["secret", "set", "com.lingxi.testbed", "API_TOKEN"]);
+    set.stdin(std::fs::File::open(&input).unwrap());
+    let (status, out, err) = run(&mut set);
+    assert!(status.success(), "{out}\n{err}");
+    assert!(err.contains("kept in the keyring"), "{err}");
+    let listed = run_ok(cross.launcher(&["secret", "list", "com.lingxi.testbed"]));
+    assert_eq!(listed.trim(), "com.lingxi.testbed\tAPI_TOKEN\tkeyring");
+    let named = r#"{"name":"API_TOKEN"}"#;
+    let length = run_ok(cross.launcher(&[
+        "call",
+        &cross.path(&guest("testbed")),
+        "secret-length",
+        named,
+        "--secret",
+        "API_TOKEN",
+    ]));
+    assert_eq!(length.trim(), format!("length {}", value.len()));
+    let returned = run_ok(cross.launcher(&[
+        "call",
+        &cross.path(&guest("testbed")),
+        "secret-return",
+        named,
+        "--secret",
+        "API_TOKEN",
+    ]));
+    assert_eq!(returned.trim(), "the value is [secret API_TOKEN]");
+    run_ok(cross.launcher(&["secret", "rm", "com.lingxi.testbed", "API_TOKEN"]));
+    let gone = run_ok(cross.launcher(&["secret", "list"]));
+    assert!(!gone.contains("API_TOKEN"), "{gone}");
+}

@@ -275,12 +275,26 @@ impl PluginHost {
 
 impl PluginHost {
     /// `reply` with the plugin's secrets hidden in the text it carries
-    /// back (a handshake is compared with the manifest as it is).
+    /// back: a result, a command's message or prompt, what a handshake
+    /// tells the model of its tools and commands (its manifest is compared
+    /// with the one the sandbox was built from as it is).
     fn hide_in_reply(&self, reply: Reply) -> Reply {
         let Some(redactor) = &self.origin.redactor else {
             return reply;
         };
         match reply {
+            Reply::Handshake(mut handshake) => {
+                for tool in &mut handshake.tools {
+                    redactor.redact_string(&mut tool.description);
+                    redactor.redact_string(&mut tool.input_schema);
+                }
+                for command in &mut handshake.commands {
+                    redactor.redact_string(&mut command.description);
+                    redactor.redact_string(&mut command.argument_hint);
+                    redactor.redact_string(&mut command.category);
+                }
+                Reply::Handshake(handshake)
+            }
             Reply::Text(mut text) => {
                 redactor.redact_string(&mut text);
                 Reply::Text(text)

@@ -260,3 +260,23 @@ fn folders_in_the_project_are_written_under_the_hosts_root() {
     assert_eq!(grant.in_root.workspace.as_deref(), Some(Path::new("out")));
     assert_eq!(grant.in_root.read, [PathBuf::from("src")]);
 }
+
+#[test]
+fn a_secret_read_is_learned_by_name_as_the_ceiling_bound_it() {
+    let ceiling = PolicySpec {
+        secret: vec!["TOKEN@api.example.com".into(), "UNUSED".into()],
+        ..PolicySpec::default()
+    };
+    let mut receipt = Receipt::default();
+    receipt.call = "tool.execute 'fetch'".into();
+    receipt.secrets = vec!["TOKEN".into()];
+    let learned = learn(&ceiling, &[receipt], None).unwrap();
+    assert_eq!(learned.spec.secret, ["TOKEN@api.example.com"]);
+    assert!(
+        learned
+            .text
+            .contains("# tool.execute 'fetch' read the secret"),
+        "{}",
+        learned.text
+    );
+}

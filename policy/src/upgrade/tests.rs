@@ -183,3 +183,34 @@ fn folders_under_the_hosts_root_compare_with_the_root() {
         ["workspace {root}/../etc"]
     );
 }
+
+#[test]
+fn a_new_secret_a_new_host_for_one_and_an_unbound_one_are_increases() {
+    let declared = names(&["networkAccess"]);
+    let with = |secrets: &[&str]| Reach::of_spec(&declared, &spec(|s| s.secret = names(secrets)));
+    let old = with(&[
+        "A@api.example.com",
+        "B@b.example.com",
+        "C",
+        "D@d.example.com",
+    ]);
+    let new = with(&[
+        "A@api.example.com",
+        "A@collect.example.net",
+        "B",
+        "C",
+        "D@d.example.com",
+        "E",
+    ]);
+    assert_eq!(
+        shown(increases(&old, &new)),
+        [
+            "secret A sent to collect.example.net",
+            "secret B no longer bound to its hosts",
+            "secret E",
+        ]
+    );
+    // Binding an unbound secret, dropping one, or a host: narrower.
+    let narrower = with(&["C@c.example.com", "D@d.example.com"]);
+    assert!(increases(&old, &narrower).is_empty());
+}
