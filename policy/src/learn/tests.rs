@@ -267,9 +267,11 @@ fn a_secret_read_is_learned_by_name_as_the_ceiling_bound_it() {
         secret: vec!["TOKEN@api.example.com".into(), "UNUSED".into()],
         ..PolicySpec::default()
     };
-    let mut receipt = Receipt::default();
-    receipt.call = "tool.execute 'fetch'".into();
-    receipt.secrets = vec!["TOKEN".into()];
+    let receipt = Receipt {
+        call: "tool.execute 'fetch'".into(),
+        secrets: vec!["TOKEN".into()],
+        ..Receipt::default()
+    };
     let learned = learn(&ceiling, &[receipt], None).unwrap();
     assert_eq!(learned.spec.secret, ["TOKEN@api.example.com"]);
     assert!(
