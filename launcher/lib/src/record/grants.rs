@@ -58,12 +58,12 @@ mod tests {
     fn grants_are_recorded_without_values_and_read_back() {
         let spec = PolicySpec {
             grant: Some(vec!["projectRead".into()]),
-            env: vec!["LANG".into(), "TOKEN=secret".into()],
+            env: vec!["LANG".into(), "TOKEN=hunter2-value".into()],
             allow_net: vec!["api.example.com:443".into()],
             ..PolicySpec::default()
         };
         let line = serde_json::json!({"grants": written(&spec), "t": 0.1});
-        assert!(!line.to_string().contains("secret"), "{line}");
+        assert!(!line.to_string().contains("hunter2"), "{line}");
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("s.jsonl");
         let text = format!("{{\"case\":\"x\"}}\n{{\"send\":\"{{}}\",\"t\":0}}\n{line}\n");
