@@ -49,10 +49,15 @@ impl PluginSecrets {
                 effects.secret(name);
                 Ok(value.expose().to_owned())
             }
-            None => Err(format!(
-                "secret {shown} is granted but has no value: set it with `{} secret set {plugin} {shown}`",
-                program()
-            )),
+            None => match &grant.unread {
+                Some(why) => Err(format!(
+                    "secret {shown} could not be read when the plugin started: {why}"
+                )),
+                None => Err(format!(
+                    "secret {shown} is granted but has no value: set it with `{} secret set {plugin} {shown}`",
+                    program()
+                )),
+            },
         }
     }
 }

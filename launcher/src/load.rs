@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use lingxi_wasm_host::pack;
-use lingxi_wasm_host::{PluginComponent, PolicySpec, Runtime};
+use lingxi_wasm_host::{PluginComponent, PolicySpec, Runtime, Setting};
 
 /// `plugin` loaded, with the settings it runs under: a packed file's with
 /// `flags` laid over them, else `flags` alone.
@@ -33,8 +33,25 @@ pub fn component_or_packed(
     })
 }
 
-/// The grants a packed plugin brings with `flags` laid over them.
-pub fn over_packed(packed: PolicySpec, flags: Option<PolicySpec>) -> PolicySpec {
+/// The grants a packed plugin (or a recording) brings with `flags` laid
+/// over them: all but its secrets. A file names any plugin id it likes, so
+/// a secret it grants itself would hand it the user's keyring entry of
+/// that id unasked: here only the user's `--secret` flags grant secrets
+/// (an installed file's own grants were shown by `install`, which keeps
+/// them only with `--keep-grants`).
+pub fn over_packed(mut packed: PolicySpec, flags: Option<PolicySpec>) -> PolicySpec {
+    let own = std::mem::take(&mut packed.secret);
+    if !own.is_empty() {
+        let names: Vec<&str> = own
+            .iter()
+            .map(|s| s.split('@').next().unwrap_or(s))
+            .collect();
+        let flag = lingxi_wasm_host::policy::wording::worded(Setting::Secret, names.join(" "));
+        tracing::warn!(
+            "the file grants itself the secrets {}: not used here; grant them yourself with {flag}",
+            own.join(", ")
+        );
+    }
     match flags {
         Some(flags) => packed.merge(flags),
         None => packed,

@@ -93,8 +93,9 @@ fn check_names(plugin_id: &str, name: &str) -> Result<()> {
         bail!("{plugin_id:?} is not a plugin id (1-64 of a-z 0-9 . -, as a manifest's id is)");
     }
     if !is_secret_name(name) {
+        // Not repeated: it may be a value given by mistake (NAME=VALUE).
         bail!(
-            "{name:?} is not a secret's name: 1 to 64 of letters, digits, '_', '-' and '.', starting with a letter or a digit"
+            "the name given is not a secret's name: 1 to 64 of letters, digits, '_', '-' and '.', starting with a letter or a digit (the value is never given on the command line: it is asked for, or read from stdin)"
         );
     }
     Ok(())

@@ -35,6 +35,9 @@ pub struct SecretGrant {
     /// Its value, once read from where the front end keeps it; `None`
     /// until then (the plugin asking for it is told it is not set).
     pub value: Option<SecretValue>,
+    /// Why the front end could not read its value (a keyring that did
+    /// not answer), when it tried: what the plugin asking for it is told.
+    pub unread: Option<String>,
 }
 
 /// A secret's value. Shown nowhere: `Debug` prints `[secret]`.
@@ -61,6 +64,14 @@ impl SecretValue {
         if value.contains(['\n', '\r', '\0']) {
             return Err("a secret's value must be one line (no line break or NUL)".into());
         }
+        // Text is shown with such characters replaced: a value holding one
+        // would no longer be recognised where it is shown.
+        if value.chars().any(|c| c.is_control() || is_invisible(c)) {
+            return Err(
+                "a secret's value must be printable text (no control or invisible characters)"
+                    .into(),
+            );
+        }
         Ok(SecretValue(value.into()))
     }
 
@@ -69,6 +80,12 @@ impl SecretValue {
     pub fn expose(&self) -> &str {
         &self.0
     }
+}
+
+/// Characters that change how text reads without showing (zero-width
+/// spaces and joiners, direction marks and overrides, the byte-order mark).
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 impl fmt::Debug for SecretValue {
@@ -119,6 +136,7 @@ pub fn parse_secret_rules(written: &[String]) -> Result<Vec<SecretGrant>, String
                     name: name.to_owned(),
                     hosts: Vec::new(),
                     value: None,
+                    unread: None,
                 };
                 grants.push((fresh, false));
                 let last = grants.len() - 1;
@@ -143,7 +161,8 @@ pub fn parse_secret_rules(written: &[String]) -> Result<Vec<SecretGrant>, String
 /// A host a secret is bound to, lower case, if it is one: a DNS name, an
 /// address, or `*.` and a DNS name.
 fn bound_host(host: &str) -> Option<String> {
-    let host = host.to_ascii_lowercase();
+    // `example.com.` is `example.com`.
+    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     let name = host.strip_prefix("*.").unwrap_or(&host);
     let name = name
         .strip_prefix('[')
@@ -162,6 +181,7 @@ fn bound_host(host: &str) -> Option<String> {
 
 /// Whether `host` (as a request names it) is one of `hosts`.
 fn host_matches(hosts: &[String], host: &str) -> bool {
+    let host = host.strip_suffix('.').unwrap_or(host);
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let host = host.to_ascii_lowercase();
     hosts.iter().any(|rule| match rule.strip_prefix("*.") {
@@ -174,9 +194,13 @@ fn host_matches(hosts: &[String], host: &str) -> bool {
 /// the requests it sends. Built from the grants that have a value.
 #[derive(Default)]
 pub struct Redactor {
-    /// (name, value, hosts), the longest value first (so a value that
-    /// holds another is replaced whole).
+    /// (name, value, hosts).
     secrets: Vec<(String, SecretValue, Vec<String>)>,
+    /// What is looked for in text, lower case, with the secret it hides:
+    /// each value whole, and each part of it between slashes of at least
+    /// [`MIN_SECRET_BYTES`] (a path the plugin named with a value is shown
+    /// cut at its slashes, or with `..` and `//` taken out).
+    needles: Vec<(String, usize)>,
 }
 
 impl fmt::Debug for Redactor {
@@ -189,22 +213,78 @@ impl fmt::Debug for Redactor {
 impl Redactor {
     /// The redactor of `grants`, if any of them has a value.
     pub fn of(grants: &[SecretGrant]) -> Option<Arc<Redactor>> {
-        let mut secrets: Vec<_> = (grants.iter())
+        let secrets: Vec<_> = (grants.iter())
             .filter_map(|g| Some((g.name.clone(), g.value.clone()?, g.hosts.clone())))
             .collect();
-        secrets.sort_by_key(|(_, value, _)| std::cmp::Reverse(value.0.len()));
-        (!secrets.is_empty()).then(|| Arc::new(Redactor { secrets }))
+        let mut needles = Vec::new();
+        for (i, (_, value, _)) in secrets.iter().enumerate() {
+            let whole = value.expose().to_ascii_lowercase();
+            let parts = whole
+                .split('/')
+                .filter(|p| p.len() >= MIN_SECRET_BYTES && p.len() < whole.len());
+            needles.extend(parts.map(|p| (p.to_owned(), i)));
+            needles.push((whole, i));
+        }
+        (!secrets.is_empty()).then(|| Arc::new(Redactor { secrets, needles }))
     }
 
-    /// `text` with every secret's value replaced by `[secret NAME]`.
-    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut text = Cow::Borrowed(text);
-        for (name, value, _) in &self.secrets {
-            if text.contains(value.expose()) {
-                text = Cow::Owned(text.replace(value.expose(), &format!("[secret {name}]")));
+    /// Where `text` holds a value (any case) or a part of one: merged
+    /// ranges, each with the secrets it hides.
+    fn found(&self, text: &str) -> Vec<(usize, usize, Vec<usize>)> {
+        let lower = text.to_ascii_lowercase();
+        let mut hits: Vec<(usize, usize, usize)> = Vec::new();
+        for (needle, secret) in &self.needles {
+            let mut from = 0;
+            while let Some(at) = lower
+                .get(from..)
+                .and_then(|rest| rest.find(needle.as_str()))
+            {
+                hits.push((from + at, from + at + needle.len(), *secret));
+                from += at + 1;
+                while !lower.is_char_boundary(from) {
+                    from += 1;
+                }
             }
         }
-        text
+        // The longest first where two start together: a value inside
+        // another is hidden by it, one that runs past it is named too.
+        hits.sort_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)));
+        let mut merged: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        for (start, end, secret) in hits {
+            match merged.last_mut() {
+                Some(last) if start < last.1 => {
+                    if end > last.1 && !last.2.contains(&secret) {
+                        last.2.push(secret);
+                    }
+                    last.1 = last.1.max(end);
+                }
+                _ => merged.push((start, end, vec![secret])),
+            }
+        }
+        merged
+    }
+
+    /// `text` with every secret's value (in any case, or a part of it
+    /// between slashes) replaced by `[secret NAME]`; where two values
+    /// overlap, the whole stretch by `[secret A+B]`.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let found = self.found(text);
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end, secrets) in found {
+            out.push_str(&text[at..start]);
+            let names: Vec<&str> = secrets
+                .iter()
+                .map(|&i| self.secrets[i].0.as_str())
+                .collect();
+            out.push_str(&format!("[secret {}]", names.join("+")));
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
     }
 
     /// `text` redacted in place; whether anything was hidden.
@@ -245,21 +325,37 @@ impl Redactor {
 
     /// The names of the secrets whose values `text` holds.
     pub fn names_in(&self, text: &str) -> Vec<&str> {
-        (self.secrets.iter())
-            .filter(|(_, value, _)| text.contains(value.expose()))
-            .map(|(name, _, _)| name.as_str())
-            .collect()
+        let mut names: Vec<&str> = (self.found(text).into_iter())
+            .flat_map(|(_, _, secrets)| secrets)
+            .map(|i| self.secrets[i].0.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// Whether a request to `host` may not carry every secret it holds:
-    /// the first secret bound to other hosts whose value, or its base64,
-    /// URL-encoded or hex form, is in `bytes`, with the hosts it is bound
-    /// to.
+    /// the first secret bound to other hosts whose value, or its base64
+    /// or hex form, is in `bytes`, as they are or percent-decoded (any
+    /// spelling), with the hosts it is bound to.
     pub fn bound_elsewhere(&self, host: &str, bytes: &[u8]) -> Option<(&str, &[String])> {
+        let mut seen = vec![
+            bytes.to_vec(),
+            percent_decoded(bytes, false),
+            percent_decoded(bytes, true),
+        ];
+        seen.dedup();
+        let lower: Vec<Vec<u8>> = seen.iter().map(|b| b.to_ascii_lowercase()).collect();
         self.secrets
             .iter()
             .filter(|(_, _, hosts)| !hosts.is_empty() && !host_matches(hosts, host))
-            .find(|(_, value, _)| encodings(value.expose()).iter().any(|e| contains(bytes, e)))
+            .find(|(_, value, _)| {
+                let (exact, any_case) = encodings(value.expose());
+                exact.iter().any(|e| seen.iter().any(|s| contains(s, e)))
+                    || any_case
+                        .iter()
+                        .any(|e| lower.iter().any(|s| contains(s, e)))
+            })
             .map(|(name, _, hosts)| (name.as_str(), hosts.as_slice()))
     }
 
@@ -270,17 +366,44 @@ impl Redactor {
     }
 }
 
-/// The forms a value takes in a request: as it is, URL-encoded, hex, and
-/// base64 (standard and URL-safe) at each of the three alignments it can
-/// have inside a longer encoded text (so `user:VALUE` in a Basic
-/// authorization header is found too).
-fn encodings(value: &str) -> Vec<Vec<u8>> {
-    let mut forms = vec![value.as_bytes().to_vec()];
+/// `bytes` with every `%XX` (either case) decoded, and `+` as a space when
+/// `plus`.
+fn percent_decoded(bytes: &[u8], plus: bool) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let decoded = (bytes[i] == b'%')
+            .then(|| Some(hex(*bytes.get(i + 1)?)? * 16 + hex(*bytes.get(i + 2)?)?))
+            .flatten();
+        match decoded {
+            Some(byte) => {
+                out.push(byte as u8);
+                i += 3;
+            }
+            None => {
+                out.push(if plus && bytes[i] == b'+' {
+                    b' '
+                } else {
+                    bytes[i]
+                });
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The forms a value takes in a request: as it is, URL-encoded (as a form
+/// writes it; other spellings are decoded before looking), and base64
+/// (standard and URL-safe) at each of the three alignments it can have
+/// inside a longer encoded text (so `user:VALUE` in a Basic authorization
+/// header is found too), all compared exactly; and hex, lower case,
+/// compared in any case.
+fn encodings(value: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut exact = vec![value.as_bytes().to_vec()];
     let encoded: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
-    forms.push(encoded.into_bytes());
-    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
-    forms.push(hex.to_uppercase().into_bytes());
-    forms.push(hex.into_bytes());
+    exact.push(encoded.into_bytes());
     for engine in [
         &base64::engine::general_purpose::STANDARD_NO_PAD,
         &base64::engine::general_purpose::URL_SAFE_NO_PAD,
@@ -295,13 +418,14 @@ fn encodings(value: &str) -> Vec<Vec<u8>> {
             let skip = (offset * 8).div_ceil(6);
             let keep = (shifted.len() * 8 / 6).saturating_sub(skip);
             if keep >= 4 {
-                forms.push(text.as_bytes()[skip..skip + keep].to_vec());
+                exact.push(text.as_bytes()[skip..skip + keep].to_vec());
             }
         }
     }
-    forms.sort();
-    forms.dedup();
-    forms
+    exact.sort();
+    exact.dedup();
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
+    (exact, vec![hex.into_bytes()])
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -308,6 +308,7 @@ fn unbound(written: &[String]) -> Vec<crate::secrets::SecretGrant> {
             name: name.to_owned(),
             hosts: Vec::new(),
             value: None,
+            unread: None,
         })
         .collect()
 }

@@ -490,24 +490,23 @@ fn cross_a_secret_is_kept_in_the_credential_manager_and_read_back() {
     assert!(err.contains("kept in the keyring"), "{err}");
     let listed = run_ok(cross.launcher(&["secret", "list", "com.lingxi.testbed"]));
     assert_eq!(listed.trim(), "com.lingxi.testbed\tAPI_TOKEN\tkeyring");
-    let named = r#"{"name":"API_TOKEN"}"#;
-    let length = run_ok(cross.launcher(&[
-        "call",
-        &cross.path(&guest("testbed")),
-        "secret-length",
-        named,
-        "--secret",
-        "API_TOKEN",
-    ]));
-    assert_eq!(length.trim(), format!("length {}", value.len()));
-    let returned = run_ok(cross.launcher(&[
-        "call",
-        &cross.path(&guest("testbed")),
-        "secret-return",
-        named,
-        "--secret",
-        "API_TOKEN",
-    ]));
+    let testbed = cross.path(&guest("testbed"));
+    let call = |tool: &str| {
+        let args = [
+            "call",
+            testbed.as_str(),
+            tool,
+            r#"{"name":"API_TOKEN"}"#,
+            "--secret",
+            "API_TOKEN",
+        ];
+        run_ok(cross.launcher(&args))
+    };
+    assert_eq!(
+        call("secret-length").trim(),
+        format!("length {}", value.len())
+    );
+    let returned = call("secret-return");
     assert_eq!(returned.trim(), "the value is [secret API_TOKEN]");
     run_ok(cross.launcher(&["secret", "rm", "com.lingxi.testbed", "API_TOKEN"]));
     let gone = run_ok(cross.launcher(&["secret", "list"]));

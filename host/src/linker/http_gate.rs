@@ -263,7 +263,7 @@ impl WasiHttpHooks for Gate {
                             tracing::warn!(
                                 plugin = %plugin,
                                 "HTTP {method} to {} refused: its body could not be read whole to look for a bound secret (at most {MAX_INSPECTED_BODY} bytes are held back)",
-                                crate::policy::text::shown_name(&host),
+                                redactor.redact(&crate::policy::text::shown_name(&host)),
                             );
                             return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
                         }

@@ -153,11 +153,27 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LazyStderr {
                     .lossy(true)
                     .buffered_lines_limit(LOG_QUEUE_LINES)
                     .thread_name("lingxi-wasm-log")
-                    .finish(io::stderr());
+                    .finish(HidingStderr);
                 *self.guard.lock().unwrap_or_else(|e| e.into_inner()) = Some(guard);
                 stderr
             })
             .clone()
+    }
+}
+
+/// Stderr, with every secret value this process read hidden in each line
+/// (`crate::secrets::hidden_in_log`): each write is one formatted line.
+struct HidingStderr;
+
+impl io::Write for HidingStderr {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        io::stderr().write_all(crate::secrets::hidden_in_log(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stderr().flush()
     }
 }
 

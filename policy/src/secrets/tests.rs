@@ -57,6 +57,7 @@ fn a_value_is_checked_and_never_shown_by_debug() {
         name: "K".into(),
         hosts: vec![],
         value: Some(value),
+        unread: None,
     };
     assert!(!format!("{grant:?}").contains("s3cr3t"));
 }
@@ -100,6 +101,24 @@ fn a_bound_secret_is_found_in_any_usual_encoding_toward_another_host() {
         format!("q={url}"),
         format!("h={hex}"),
         format!("h={}", hex.to_uppercase()),
+        format!(
+            "q={}",
+            value
+                .bytes()
+                .map(|b| format!("%{b:02X}"))
+                .collect::<String>()
+        ),
+        format!(
+            "q={}",
+            value
+                .bytes()
+                .map(|b| format!("%{b:02x}"))
+                .collect::<String>()
+        ),
+        format!(
+            "q={}",
+            url::form_urlencoded::byte_serialize(b64(value).as_bytes()).collect::<String>()
+        ),
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("ab{value}cd")),
     ];
     for carrier in &carriers {
@@ -126,4 +145,51 @@ fn a_wildcard_binding_covers_the_names_under_it_only() {
     assert!(redactor.binds_away_from("example.com"));
     assert!(redactor.binds_away_from("api.example.com.evil"));
     assert!(redactor.binds_away_from("evilexample.com"));
+}
+
+#[test]
+fn a_value_is_hidden_in_any_case_cut_at_its_slashes_and_where_two_overlap() {
+    let redactor = with_values(
+        grants(&["AWS", "OA", "OB"]).unwrap(),
+        &[
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "XXXXXXXXYYYYYYYY",
+            "YYYYYYYYZZZZZZZZ",
+        ],
+    );
+    // A hint made of the path up to its last slash, a host lower-cased.
+    assert_eq!(
+        redactor.redact("allow it with --allow-read /exfil/wJalrXUtnFEMI/K7MDENG"),
+        "allow it with --allow-read /exfil/[secret AWS]/K7MDENG"
+    );
+    assert_eq!(
+        redactor.redact("host wjalrxutnfemi/k7mdeng/bpxrficyexamplekey:80"),
+        "host [secret AWS]:80"
+    );
+    assert_eq!(
+        redactor.redact("f: XXXXXXXXYYYYYYYYZZZZZZZZ."),
+        "f: [secret OA+OB]."
+    );
+    assert_eq!(redactor.names_in("xxxxxxxxyyyyyyyy"), ["OA"]);
+}
+
+#[test]
+fn values_with_control_or_invisible_characters_are_refused() {
+    for value in [
+        "ctl\u{1b}[31mabcdefgh",
+        "abc\u{7f}defghij",
+        "abcdefgh\u{202e}x",
+        "zero\u{200b}width-space",
+    ] {
+        assert!(SecretValue::new(value).is_err(), "{value:?}");
+    }
+    assert!(SecretValue::new("ünïcödé-välue").is_ok());
+}
+
+#[test]
+fn a_trailing_dot_names_the_same_host() {
+    let read = grants(&["T@api.example.com."]).unwrap();
+    assert_eq!(read[0].hosts, ["api.example.com"]);
+    let redactor = with_values(read, &["the-value-1"]);
+    assert!(!redactor.binds_away_from("api.example.com."));
 }

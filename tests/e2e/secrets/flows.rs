@@ -89,6 +89,33 @@ fn an_installed_plugin_spawned_as_lingxi_spawns_it_uses_its_keyring_secret_and_l
     let exe = user.installed(ID);
     assert!(!holds(&exe, VALUE), "the value is in the installed file");
 
+    // A packed file's own secret grants are not the user's: `call` does
+    // not read the keyring for it (the file may claim any plugin id).
+    let packed = user.home.path().join("packed");
+    let args = [
+        "pack",
+        testbed.to_str().unwrap(),
+        "--secret",
+        "API_TOKEN",
+        "-o",
+    ];
+    user.run(&[&args[..], &[packed.to_str().unwrap()]].concat())
+        .ok();
+    let self_granted = user.run(&["call", packed.to_str().unwrap(), "secret-length", NAMED]);
+    assert!(!self_granted.ok, "{}", self_granted.out);
+    assert!(
+        self_granted
+            .err
+            .contains("grants itself the secrets API_TOKEN: not used here"),
+        "{}",
+        self_granted.err
+    );
+    assert!(
+        self_granted.err.contains("secret API_TOKEN is not granted"),
+        "{}",
+        self_granted.err
+    );
+
     // Spawned as LingXi spawns it: no arguments, an allow-list environment.
     let mut spawn = lingxi_spawn(&exe, user.home.path());
     spawn.env("XDG_RUNTIME_DIR", &runtime_dir);

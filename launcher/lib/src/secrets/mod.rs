@@ -19,10 +19,12 @@
 pub mod keyring;
 mod shelf;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 
 use lingxi_wasm_host::policy::Grant;
-use lingxi_wasm_host::policy::secrets::SecretValue;
+use lingxi_wasm_host::policy::secrets::{Redactor, SecretGrant, SecretValue};
 
 pub use shelf::{Entry, Shelf, Store};
 
@@ -78,11 +80,31 @@ pub fn load_values(grant: &mut Grant, plugin_id: &str) {
         Ok(shelf) => shelf,
         Err(e) => {
             tracing::warn!(plugin = %plugin_id, "its secrets are not read: {e}");
+            for secret in &mut grant.secrets {
+                secret.unread = Some(e.to_string());
+            }
             return;
         }
     };
+    // A keyring that is not there, or does not answer, is asked once: the
+    // start waits at most one keyring's bound, whatever the number of
+    // secrets.
+    let mut keyring_down: Option<String> = None;
     for secret in &mut grant.secrets {
-        match shelf.get(plugin_id, &secret.name) {
+        let read = match &keyring_down {
+            Some(why) if !shelf.in_file(plugin_id, &secret.name) => Err(why.clone()),
+            _ => shelf.get(plugin_id, &secret.name).map_err(|e| {
+                let why = e.to_string();
+                if matches!(
+                    e,
+                    SecretError::NoKeyring { .. } | SecretError::KeyringTimeout { .. }
+                ) {
+                    keyring_down = Some(why.clone());
+                }
+                why
+            }),
+        };
+        match read {
             Ok(Some(value)) => secret.value = Some(value),
             Ok(None) => tracing::warn!(
                 plugin = %plugin_id,
@@ -91,12 +113,32 @@ pub fn load_values(grant: &mut Grant, plugin_id: &str) {
                 lingxi_wasm_host::policy::wording::program(),
                 secret.name
             ),
-            Err(e) => tracing::warn!(
-                plugin = %plugin_id,
-                "secret {} cannot be read: {e}",
-                secret.name
-            ),
+            Err(why) => {
+                tracing::warn!(plugin = %plugin_id, "secret {} cannot be read: {why}", secret.name);
+                secret.unread = Some(why);
+            }
         }
+    }
+    hide_in_log(&grant.secrets);
+}
+
+/// Every value this process read, hidden in every line it logs (a
+/// dependency's trace line, too): the last guard, behind the host's own.
+static HIDDEN: RwLock<Vec<SecretGrant>> = RwLock::new(Vec::new());
+static REDACTOR: RwLock<Option<Arc<Redactor>>> = RwLock::new(None);
+
+fn hide_in_log(secrets: &[SecretGrant]) {
+    let mut hidden = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
+    hidden.extend(secrets.iter().filter(|s| s.value.is_some()).cloned());
+    *REDACTOR.write().unwrap_or_else(|e| e.into_inner()) = Redactor::of(&hidden);
+}
+
+/// `line` as this process may log it: every value it read hidden.
+pub fn hidden_in_log(line: &str) -> Cow<'_, str> {
+    let redactor = REDACTOR.read().unwrap_or_else(|e| e.into_inner()).clone();
+    match redactor {
+        Some(redactor) => Cow::Owned(redactor.redact(line).into_owned()),
+        None => Cow::Borrowed(line),
     }
 }
 

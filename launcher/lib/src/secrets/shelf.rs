@@ -82,6 +82,14 @@ impl Shelf {
             });
         }
         crate::private::check(&path).map_err(|e| fail(format!("not used: {e}")))?;
+        // It may hold values: nobody else may read it either.
+        let access =
+            lingxi_wasm_host::policy::owner::access(&path).map_err(|e| fail(e.to_string()))?;
+        if access.others_may_read {
+            return Err(fail(
+                "not used: others may read it, and it may hold secrets' values; make it readable by you alone (chmod 600)".into(),
+            ));
+        }
         let text = read_capped(&path).map_err(|e| fail(e.to_string()))?;
         let file: File =
             serde_json::from_str(&text).map_err(|e| fail(format!("not valid: {e}")))?;
@@ -93,6 +101,12 @@ impl Shelf {
         (self.file.secrets.iter())
             .filter(|e| plugin.is_none_or(|p| p == e.plugin))
             .collect()
+    }
+
+    /// Whether the file itself keeps the value of `name` of `plugin`.
+    pub fn in_file(&self, plugin: &str, name: &str) -> bool {
+        self.find(plugin, name)
+            .is_some_and(|e| e.store == Store::File)
     }
 
     fn find(&self, plugin: &str, name: &str) -> Option<&Entry> {
