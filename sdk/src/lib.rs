@@ -45,6 +45,10 @@ pub const PYTHON: &[(&str, &str)] = &[
         include_str!("../python/lingxi_plugin/schema.py"),
     ),
     (
+        "lingxi_plugin/secrets.py",
+        include_str!("../python/lingxi_plugin/secrets.py"),
+    ),
+    (
         "lingxi_plugin/storage.py",
         include_str!("../python/lingxi_plugin/storage.py"),
     ),
@@ -70,6 +74,7 @@ pub const JS: &[(&str, &str)] = &[
     ),
     ("lingxi-plugin/runtime.js", include_str!("../js/runtime.js")),
     ("lingxi-plugin/schema.js", include_str!("../js/schema.js")),
+    ("lingxi-plugin/secrets.js", include_str!("../js/secrets.js")),
     ("lingxi-plugin/storage.js", include_str!("../js/storage.js")),
     ("lingxi-plugin/tasks.js", include_str!("../js/tasks.js")),
     ("lingxi-plugin/types.js", include_str!("../js/types.js")),

@@ -1,4 +1,5 @@
 use super::*;
+use base64::Engine as _;
 
 fn grants(written: &[&str]) -> Result<Vec<SecretGrant>, String> {
     parse_secret_rules(&written.iter().map(|s| s.to_string()).collect::<Vec<_>>())

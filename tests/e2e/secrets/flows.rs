@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Keyring, Service, holds};
 use crate::packed::lingxi_spawn;
 use crate::registry::User;
-use crate::support::{Session, guest, tool};
+use crate::support::{Lang, Session, guest, polyglot, tool};
 
 const ID: &str = "com.lingxi.testbed";
 const VALUE: &str = "tok-5ecret-0f-the-test-7731";
@@ -17,10 +17,15 @@ const SHOWN: &str = "[secret API_TOKEN]";
 /// The testbed's secret tools' arguments.
 const NAMED: &str = r#"{"name":"API_TOKEN"}"#;
 
-/// `lingxi-wasm-run secret set ID NAME` with the value on stdin.
+/// `lingxi-wasm-run secret set ID NAME [more]` with the value on stdin.
 fn secret_set(user: &User, name: &str, value: &str) -> std::process::Output {
+    secret_set_with(user, name, value, &[])
+}
+
+fn secret_set_with(user: &User, name: &str, value: &str, more: &[&str]) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lingxi-wasm-run"))
         .args(["secret", "set", ID, name])
+        .args(more)
         .env("HOME", user.home.path())
         .envs(user.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
@@ -243,4 +248,33 @@ fn an_installed_plugin_spawned_as_lingxi_spawns_it_uses_its_keyring_secret_and_l
             .contains("secret set com.lingxi.testbed API_TOKEN"),
         "{gone}"
     );
+}
+
+/// The Python and JavaScript SDKs' `ctx.secret`, in real components: the
+/// value of a granted secret (kept in the private file: no keyring here),
+/// hidden in the result; a secret not granted names the flag.
+#[test]
+fn python_and_javascript_plugins_read_a_granted_secret_through_their_sdk() {
+    let user = User::new();
+    let set = secret_set_with(&user, "API_TOKEN", VALUE, &["--store", "file"]);
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    for lang in [Lang::Python, Lang::JavaScript] {
+        let plugin = polyglot(lang, "testbed");
+        let plugin = plugin.to_str().unwrap();
+        let read = user
+            .run(&["call", plugin, "secret", NAMED, "--secret", "API_TOKEN"])
+            .ok();
+        assert_eq!(read.out.trim(), format!("the value is {SHOWN}"), "{lang:?}");
+        let refused = user.run(&["call", plugin, "secret", NAMED]);
+        assert!(!refused.ok, "{lang:?}: {}", refused.out);
+        assert!(
+            refused.err.contains("grant it with --secret API_TOKEN"),
+            "{lang:?}: {}",
+            refused.err
+        );
+    }
 }

@@ -38,6 +38,8 @@ function write(stream, text) {
 /** name -> function of the raw arguments (may be async). */
 const TOOLS = {
   ok: (args) => `ok:${args}`,
+  // The value of the secret the arguments name: {"name": NAME}.
+  secret: (args, ctx) => `the value is ${ctx.secret(JSON.parse(args).name)}`,
   fail: (args) => {
     throw new PluginError(`failed on purpose: ${args}`);
   },

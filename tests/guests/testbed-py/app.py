@@ -12,6 +12,7 @@ Build: ``scripts/componentize py tests/guests/testbed-py testbed-py.wasm``
 # snapshots the modules imported at build time, and the sandbox has no
 # standard library on disk to import more from at run time.
 import encodings.idna  # socket's host name lookup encodes names with it
+import json
 import os
 import socket
 import sys
@@ -81,6 +82,11 @@ class Testbed(Plugin):
     @tool("ok", "test tool")
     def ok(self, args, ctx):
         return f"ok:{args}"
+
+    @tool("secret", "test tool")
+    def secret(self, args, ctx):
+        # The value of the secret the arguments name: {"name": NAME}.
+        return f"the value is {ctx.secret(json.loads(args)['name'])}"
 
     @tool("fail", "test tool")
     def fail(self, args, ctx):
