@@ -51,6 +51,13 @@ pub fn run(command: SecretCommand) -> Result<()> {
             store,
         } => {
             check_names(&plugin_id, &name)?;
+            // Windows always has the Credential Manager; a file there
+            // inherits its folder's ACL, which this launcher does not set.
+            if cfg!(windows) && store == Store::File {
+                bail!(
+                    "--store file is refused on Windows: keep the secret in the Credential Manager (the default, --store keyring)"
+                );
+            }
             let value = value_of(&read_value(&plugin_id, &name)?)?;
             let mut shelf = Shelf::open()?;
             shelf.set(&plugin_id, &name, &value, store)?;

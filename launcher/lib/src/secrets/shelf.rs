@@ -82,17 +82,20 @@ impl Shelf {
             });
         }
         crate::private::check(&path).map_err(|e| fail(format!("not used: {e}")))?;
-        // It may hold values: nobody else may read it either.
-        let access =
-            lingxi_wasm_host::policy::owner::access(&path).map_err(|e| fail(e.to_string()))?;
-        if access.others_may_read {
-            return Err(fail(
-                "not used: others may read it, and it may hold secrets' values; make it readable by you alone (chmod 600)".into(),
-            ));
-        }
         let text = read_capped(&path).map_err(|e| fail(e.to_string()))?;
         let file: File =
             serde_json::from_str(&text).map_err(|e| fail(format!("not valid: {e}")))?;
+        // Where it holds values, nobody else may read it either (names
+        // alone are no secret).
+        if file.secrets.iter().any(|e| e.store == Store::File) {
+            let access =
+                lingxi_wasm_host::policy::owner::access(&path).map_err(|e| fail(e.to_string()))?;
+            if access.others_may_read {
+                return Err(fail(
+                    "not used: others may read it, and it holds secrets' values; make it readable by you alone (chmod 600)".into(),
+                ));
+            }
+        }
         Ok(Shelf { path, file })
     }
 
