@@ -98,8 +98,7 @@ pub fn call(
     // A packed file brings its grants; flags given now are laid over them
     // (a limit raised or lowered never widens what it was granted).
     let (component, spec) = crate::load::component_or_packed(&tokio, runtime, plugin, flags)?;
-    let (mut grant, limits) = spec.resolve_from_environment()?;
-    lingxi_wasm_launcher::secrets::load_values(&mut grant, &component.manifest().id);
+    let (grant, limits) = lingxi_wasm_launcher::secrets::resolve(&spec, &component.manifest().id)?;
     // The receipt's file is opened once the flags are known good and
     // before the plugin runs: one that cannot be written fails first.
     let effects = effects.map(ReceiptFile::open).transpose()?;

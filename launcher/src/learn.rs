@@ -64,8 +64,8 @@ pub fn learn(tokio: tokio::runtime::Runtime, runtime: &Runtime, args: Learn<'_>)
     {
         ceiling.workspace = Some(root.clone());
     }
-    let (mut grant, limits) = ceiling.resolve_from_environment()?;
-    lingxi_wasm_launcher::secrets::load_values(&mut grant, &component.manifest().id);
+    let (grant, limits) =
+        lingxi_wasm_launcher::secrets::resolve(&ceiling, &component.manifest().id)?;
     let mut host = PluginHost::new(component, grant, limits);
     host.set_validation(!ceiling.no_validate);
     host.set_learning(true);

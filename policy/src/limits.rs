@@ -392,7 +392,12 @@ pub const MAX_SECRET_BYTES: usize = 16 * 1024;
 /// refused.
 pub const MAX_INSPECTED_BODY: usize = 8 * 1024 * 1024;
 
-/// How long one keyring read, write or removal may take (a locked keyring
-/// may wait on a password prompt): past it the plugin starts without the
-/// secret, and `secret set` says so.
+/// How long one keyring write or removal by `secret set`/`rm` may take (a
+/// locked keyring may wait on a password prompt); past it, it says so.
 pub const KEYRING_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a plugin's start waits for the keyring, for all its secrets
+/// together (asked once: see the launcher's `secrets::load_values`): under
+/// LingXi's 3 s watchdog of the first call, so a keyring that does not
+/// answer costs the plugin its secrets, never its first answer.
+pub const KEYRING_START_WAIT: Duration = Duration::from_secs(2);

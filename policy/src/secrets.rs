@@ -321,17 +321,6 @@ impl Redactor {
         }
     }
 
-    /// The names of the secrets whose values `text` holds.
-    pub fn names_in(&self, text: &str) -> Vec<&str> {
-        let mut names: Vec<&str> = (self.found(text).into_iter())
-            .flat_map(|(_, _, secrets)| secrets)
-            .map(|i| self.secrets[i].0.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
-    }
-
     /// Whether a request to `host` may not carry every secret it holds:
     /// the first secret bound to other hosts whose value, or its base64
     /// or hex form, is in `bytes`, as they are or percent-decoded (any

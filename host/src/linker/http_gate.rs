@@ -141,15 +141,14 @@ impl Gate {
             seen.extend_from_slice(value.as_bytes());
         }
         let (name, hosts) = redactor.bound_elsewhere(host, &seen)?;
-        Some(refuse_bound(
-            &self.plugin,
-            &self.effects,
-            request.method().as_str(),
+        let refusal = BoundRefusal {
+            plugin: &self.plugin,
+            effects: &self.effects,
+            redactor,
+            method: request.method().as_str(),
             host,
-            "its URL or headers",
-            name,
-            hosts,
-        ))
+        };
+        Some(refusal.say("its URL or headers", name, hosts))
     }
 }
 
@@ -158,31 +157,41 @@ fn note(slot: &std::sync::Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Op
     slot.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Refuses a request that carries secret `name` (bound to `hosts`) to
-/// `host`: logged and recorded with the setting that would allow it; the
-/// text is the call's note.
-fn refuse_bound(
-    plugin: &str,
-    effects: &Effects,
-    method: &str,
-    host: &str,
-    part: &str,
-    name: &str,
-    hosts: &[String],
-) -> String {
-    let host = crate::policy::text::shown_name(host);
-    let allow =
-        crate::policy::wording::worded(crate::policy::Setting::Secret, format!("{name}@{host}"));
-    let line = format!(
-        "HTTP {method} to {host} refused before it was sent: secret {name} is in {part}, and it may only go to {} (to send it there too: {allow})",
-        hosts.join(", ")
-    );
-    tracing::warn!(plugin = %plugin, "{line}");
-    effects.refused(
-        || format!("{method} {host} carrying secret {name}"),
-        || allow,
-    );
-    line
+/// A request refused for carrying a bound secret to a host it may not go
+/// to: logged and recorded with the setting that would allow it.
+struct BoundRefusal<'a> {
+    plugin: &'a str,
+    effects: &'a Effects,
+    /// The plugin's secrets: the host the plugin named may hold one.
+    redactor: &'a Redactor,
+    method: &'a str,
+    host: &'a str,
+}
+
+impl BoundRefusal<'_> {
+    /// Says that `part` of the request carries secret `name`, bound to
+    /// `hosts`; the text is the call's note.
+    fn say(&self, part: &str, name: &str, hosts: &[String]) -> String {
+        let BoundRefusal { plugin, method, .. } = self;
+        let host = self
+            .redactor
+            .redact(&crate::policy::text::shown_name(self.host))
+            .into_owned();
+        let allow = crate::policy::wording::worded(
+            crate::policy::Setting::Secret,
+            format!("{name}@{host}"),
+        );
+        let line = format!(
+            "HTTP {method} to {host} refused before it was sent: secret {name} is in {part}, and it may only go to {} (to send it there too: {allow})",
+            hosts.join(", ")
+        );
+        tracing::warn!(plugin = %plugin, "{line}");
+        (self.effects).refused(
+            || format!("{method} {host} carrying secret {name}"),
+            || allow,
+        );
+        line
+    }
 }
 
 impl WasiHttpHooks for Gate {
@@ -269,9 +278,14 @@ impl WasiHttpHooks for Gate {
                         }
                     };
                     if let Some((name, hosts)) = redactor.bound_elsewhere(&host, &body) {
-                        let refusal = refuse_bound(
-                            &plugin, &effects, &method, &host, "its body", name, hosts,
-                        );
+                        let refusal = BoundRefusal {
+                            plugin: &plugin,
+                            effects: &effects,
+                            redactor: &redactor,
+                            method: &method,
+                            host: &host,
+                        }
+                        .say("its body", name, hosts);
                         note(&call_note).get_or_insert(refusal);
                         return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
                     }

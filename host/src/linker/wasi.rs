@@ -24,7 +24,7 @@ pub(crate) fn apply(
     policy: &Policy,
     grant: &Grant,
     wasi: &mut WasiCtxBuilder,
-    plugin_id: &str,
+    origin: &crate::observe::Origin,
     workspace: Option<&Path>,
     effects: &Arc<Effects>,
     learning: bool,
@@ -34,7 +34,7 @@ pub(crate) fn apply(
             .mounted_from
             .get(dir)
             .map_or(dir, |from| from.as_path());
-        mount(wasi, plugin_id, what, dir, host, perms);
+        mount(wasi, &origin.plugin, what, dir, host, perms);
     };
     if let (Some(perms), Some(root)) = (policy.workspace_access().map(perms), workspace) {
         mount("workspace root", root, perms);
@@ -71,8 +71,9 @@ pub(crate) fn apply(
         }
         return None;
     }
-    let redactor = crate::policy::secrets::Redactor::of(&grant.secrets);
-    let guard = NetGuard::hiding(plugin_id, &grant.allow_net, redactor);
+    // The plugin's redactor, made once: a denial names the host the plugin
+    // named, which may hold a secret.
+    let guard = NetGuard::hiding(&origin.plugin, &grant.allow_net, origin.redactor.clone());
     let check = guard.clone();
     let effects = effects.clone();
     wasi.allow_tcp(true)

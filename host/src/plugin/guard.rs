@@ -278,46 +278,34 @@ impl PluginHost {
     /// back: a result, a command's message or prompt, what a handshake
     /// tells the model of its tools and commands (its manifest is compared
     /// with the one the sandbox was built from as it is).
-    fn hide_in_reply(&self, reply: Reply) -> Reply {
+    fn hide_in_reply(&self, mut reply: Reply) -> Reply {
+        use crate::bindings::lingxi::plugin::types::CommandResult;
         let Some(redactor) = &self.origin.redactor else {
             return reply;
         };
-        match reply {
-            Reply::Handshake(mut handshake) => {
+        let mut hide = |text: &mut String| {
+            redactor.redact_string(text);
+        };
+        match &mut reply {
+            Reply::Handshake(handshake) => {
                 for tool in &mut handshake.tools {
-                    redactor.redact_string(&mut tool.description);
-                    redactor.redact_string(&mut tool.input_schema);
+                    hide(&mut tool.description);
+                    hide(&mut tool.input_schema);
                 }
                 for command in &mut handshake.commands {
-                    redactor.redact_string(&mut command.description);
-                    redactor.redact_string(&mut command.argument_hint);
-                    redactor.redact_string(&mut command.category);
+                    hide(&mut command.description);
+                    hide(&mut command.argument_hint);
+                    hide(&mut command.category);
                 }
-                Reply::Handshake(handshake)
             }
-            Reply::Text(mut text) => {
-                redactor.redact_string(&mut text);
-                Reply::Text(text)
+            Reply::Text(text) | Reply::Command(CommandResult::Prompt(text)) => hide(text),
+            Reply::Command(CommandResult::Message(message)) => {
+                hide(&mut message.text);
+                message.title.iter_mut().for_each(&mut hide);
             }
-            Reply::Command(crate::bindings::lingxi::plugin::types::CommandResult::Message(
-                mut message,
-            )) => {
-                redactor.redact_string(&mut message.text);
-                if let Some(title) = &mut message.title {
-                    redactor.redact_string(title);
-                }
-                Reply::Command(
-                    crate::bindings::lingxi::plugin::types::CommandResult::Message(message),
-                )
-            }
-            Reply::Command(crate::bindings::lingxi::plugin::types::CommandResult::Prompt(
-                mut text,
-            )) => {
-                redactor.redact_string(&mut text);
-                Reply::Command(crate::bindings::lingxi::plugin::types::CommandResult::Prompt(text))
-            }
-            other => other,
+            Reply::Done => {}
         }
+        reply
     }
 }
 

@@ -47,7 +47,7 @@ impl PluginHost {
             &self.policy,
             grant,
             &mut wasi,
-            &id,
+            &self.origin,
             root.as_deref(),
             &effects,
             learning,
@@ -75,7 +75,7 @@ impl PluginHost {
         store.data_mut().net = net;
         store.data_mut().output = budget.clone();
         store.data_mut().data_dir = data_writable.map(|_| DATA_GUEST_PATH.to_owned());
-        store.data_mut().secrets = crate::secrets::PluginSecrets::of(&grant.secrets);
+        store.data_mut().secrets = self.secrets.clone();
         store.data_mut().tasks = Some(TaskLink {
             board: self.tasks.clone(),
             task: self.task.clone(),

@@ -97,6 +97,8 @@ pub struct PluginHost {
     recording: Option<ReceiptSlot>,
     /// Learning mode: sockets without `networkAccess` reach the host.
     learning: bool,
+    /// The secrets its instances may be handed (one list, shared).
+    secrets: crate::secrets::PluginSecrets,
 }
 
 impl PluginHost {
@@ -116,6 +118,8 @@ impl PluginHost {
         tasks: Option<Arc<TaskBoard>>,
     ) -> Self {
         let policy = Policy::decide(&component.declared(), &grant);
+        // Made once per plugin, shared by its instances and its lines.
+        let secrets = crate::secrets::PluginSecrets::of(&grant.secrets);
         let mut origin = origin;
         origin.redactor = crate::policy::secrets::Redactor::of(&grant.secrets);
         let id = &component.manifest().id;
@@ -164,6 +168,7 @@ impl PluginHost {
             receipts: None,
             recording: None,
             learning: false,
+            secrets,
         }
     }
 

@@ -80,8 +80,20 @@ fn every_value_is_replaced_by_its_name_in_text_and_json() {
         json,
         serde_json::json!({"a": ["[secret SHORT]"], "[secret SHORT]": 1, "n": 2})
     );
-    assert_eq!(redactor.names_in("..abcdefgh.."), ["SHORT"]);
     assert!(!format!("{redactor:?}").contains("abcdefgh"));
+}
+
+/// `value` with every byte percent-escaped, hex digits in upper or lower case.
+fn every_byte_escaped(value: &str, upper: bool) -> String {
+    let escaped = value
+        .bytes()
+        .map(|b| format!("%{b:02x}"))
+        .collect::<String>();
+    if upper {
+        escaped.to_uppercase()
+    } else {
+        escaped
+    }
 }
 
 #[test]
@@ -102,20 +114,8 @@ fn a_bound_secret_is_found_in_any_usual_encoding_toward_another_host() {
         format!("q={url}"),
         format!("h={hex}"),
         format!("h={}", hex.to_uppercase()),
-        format!(
-            "q={}",
-            value
-                .bytes()
-                .map(|b| format!("%{b:02X}"))
-                .collect::<String>()
-        ),
-        format!(
-            "q={}",
-            value
-                .bytes()
-                .map(|b| format!("%{b:02x}"))
-                .collect::<String>()
-        ),
+        format!("q={}", every_byte_escaped(value, true)),
+        format!("q={}", every_byte_escaped(value, false)),
         format!(
             "q={}",
             url::form_urlencoded::byte_serialize(b64(value).as_bytes()).collect::<String>()
@@ -171,7 +171,6 @@ fn a_value_is_hidden_in_any_case_cut_at_its_slashes_and_where_two_overlap() {
         redactor.redact("f: XXXXXXXXYYYYYYYYZZZZZZZZ."),
         "f: [secret OA+OB]."
     );
-    assert_eq!(redactor.names_in("xxxxxxxxyyyyyyyy"), ["OA"]);
 }
 
 #[test]

@@ -39,6 +39,15 @@ fn secret_set_with(user: &User, name: &str, value: &str, more: &[&str]) -> std::
     child.wait_with_output().unwrap()
 }
 
+/// The installed file `exe` started as LingXi starts it (no arguments, an
+/// allow-list environment), in a desktop session whose runtime folder is
+/// `runtime_dir` (where the session bus is).
+fn spawn_as_lingxi(exe: &std::path::Path, user: &User, runtime_dir: &str) -> Session {
+    let mut spawn = lingxi_spawn(exe, user.home.path());
+    spawn.env("XDG_RUNTIME_DIR", runtime_dir);
+    Session::spawn(spawn)
+}
+
 #[test]
 fn an_installed_plugin_spawned_as_lingxi_spawns_it_uses_its_keyring_secret_and_lets_it_out_nowhere()
 {
@@ -122,9 +131,7 @@ fn an_installed_plugin_spawned_as_lingxi_spawns_it_uses_its_keyring_secret_and_l
     );
 
     // Spawned as LingXi spawns it: no arguments, an allow-list environment.
-    let mut spawn = lingxi_spawn(&exe, user.home.path());
-    spawn.env("XDG_RUNTIME_DIR", &runtime_dir);
-    let mut session = Session::spawn(spawn);
+    let mut session = spawn_as_lingxi(&exe, &user, &runtime_dir);
     let init = session.call("1", "plugin.initialize", json!({"hostIPCVersion": 1}));
     assert_eq!(init["result"]["manifest"]["id"], ID, "{init}");
     let url = format!("http://127.0.0.1:{}/v1/items", service.port);
@@ -208,6 +215,31 @@ fn an_installed_plugin_spawned_as_lingxi_spawns_it_uses_its_keyring_secret_and_l
     assert!(!holds(&recordings, VALUE), "the value is in a recording");
     assert!(holds(&recordings, SHOWN));
 
+    // Every line the launcher logs hides the value, a dependency's trace
+    // lines too (wasi:http's name the request's path and query).
+    user.env.push(("LINGXI_WASM_LOG".into(), "trace".into()));
+    let query = args("query", &url);
+    let traced = user.run(&[
+        "call",
+        testbed.to_str().unwrap(),
+        "secret-http",
+        &query,
+        "--secret",
+        "API_TOKEN@127.0.0.1",
+        "--grant",
+        "networkAccess",
+        "--allow-net",
+        &allow,
+    ]);
+    user.env.pop();
+    assert_eq!(traced.out.trim(), "status 200", "{}", traced.err);
+    assert!(
+        traced.err.contains("TRACE"),
+        "no trace lines:\n{}",
+        traced.err
+    );
+    assert!(!traced.err.contains(VALUE), "the value is in a trace line");
+
     // `learn` writes the secret's name as granted, never its value.
     let policy = user.home.path().join("learned.toml");
     let learned = user
@@ -237,9 +269,7 @@ fn an_installed_plugin_spawned_as_lingxi_spawns_it_uses_its_keyring_secret_and_l
         keyring.lookup(&["service", &service_name, "username", "API_TOKEN"]),
         ""
     );
-    let mut spawn = lingxi_spawn(&exe, user.home.path());
-    spawn.env("XDG_RUNTIME_DIR", &runtime_dir);
-    let mut session = Session::spawn(spawn);
+    let mut session = spawn_as_lingxi(&exe, &user, &runtime_dir);
     let gone = session.call("1", "tool.execute", tool("secret-return", NAMED));
     assert!(
         gone["error"]

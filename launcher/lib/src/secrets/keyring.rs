@@ -6,8 +6,9 @@
 //! lingxi-wasm/PLUGIN_ID username NAME`) reads the same entry.
 //!
 //! Every call runs on a thread of its own and is awaited at most
-//! [`KEYRING_WAIT`]: a locked keyring waiting on a password prompt never
-//! holds a plugin's start. On a platform the crate has no keyring for,
+//! [`KEYRING_WAIT`] (a read at a plugin's start: the caller's bound, see
+//! `KEYRING_START_WAIT`): a locked keyring waiting on a password prompt
+//! never holds a plugin's start. On a platform the crate has no keyring for,
 //! every call is refused as "no keyring" (the crate's in-memory stand-in is
 //! never used).
 
@@ -23,10 +24,11 @@ pub fn service(plugin: &str) -> String {
     format!("lingxi-wasm/{plugin}")
 }
 
-/// The value of `name` for `plugin`, if the keyring has one.
-pub fn get(plugin: &str, name: &str) -> Result<Option<SecretValue>, SecretError> {
+/// The value of `name` for `plugin`, if the keyring has one, awaited at
+/// most `wait`.
+pub fn get(plugin: &str, name: &str, wait: Duration) -> Result<Option<SecretValue>, SecretError> {
     let (service, name) = (service(plugin), name.to_owned());
-    let found = on_thread(KEYRING_WAIT, move || platform::get(&service, &name))?;
+    let found = on_thread(wait, move || platform::get(&service, &name))?;
     match found {
         None => Ok(None),
         Some(text) => SecretValue::new(&text).map(Some).map_err(|why| {
@@ -66,7 +68,7 @@ fn on_thread<T: Send + 'static>(
     receiver
         .recv_timeout(wait)
         .unwrap_or(Err(SecretError::KeyringTimeout {
-            seconds: wait.as_secs(),
+            seconds: wait.as_secs_f64(),
         }))
 }
 

@@ -22,9 +22,11 @@ mod shelf;
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
-use lingxi_wasm_host::policy::Grant;
+use lingxi_wasm_host::policy::limits::KEYRING_START_WAIT;
 use lingxi_wasm_host::policy::secrets::{Redactor, SecretGrant, SecretValue};
+use lingxi_wasm_host::policy::{Grant, Limits, PolicyError, PolicySpec};
 
 pub use shelf::{Entry, Shelf, Store};
 
@@ -43,11 +45,11 @@ pub enum SecretError {
     },
     /// The keyring did not answer in time (locked, waiting on a prompt).
     #[error(
-        "the keyring did not answer within {seconds} s (is it locked, or waiting for a password?); unlock it and try again"
+        "the keyring did not answer within {seconds:.1} s (is it locked, or waiting for a password?); unlock it and try again"
     )]
     KeyringTimeout {
-        /// How long it was given.
-        seconds: u64,
+        /// How long it was given, in seconds.
+        seconds: f64,
     },
     /// The keyring answered with an error.
     #[error("the keyring refused: {0}")]
@@ -68,10 +70,20 @@ pub enum SecretError {
     Invalid(String),
 }
 
+/// `spec` resolved for plugin `plugin_id`, with its granted secrets' values
+/// read ([`load_values`]): how a plugin this process runs gets its grants.
+pub fn resolve(spec: &PolicySpec, plugin_id: &str) -> Result<(Grant, Limits), PolicyError> {
+    let (mut grant, limits) = spec.resolve_from_environment()?;
+    load_values(&mut grant, plugin_id);
+    Ok((grant, limits))
+}
+
 /// Reads the value of every secret `grant` names for plugin `plugin_id`
 /// from where it is kept. A secret without a value, or a store that does
 /// not answer, is said on stderr (naming the command that sets it) and the
-/// plugin starts all the same: asking for that secret tells it why.
+/// plugin starts all the same: asking for that secret tells it why. The
+/// keyring is given [`KEYRING_START_WAIT`] in all: once it failed or did
+/// not answer, it is not asked again.
 pub fn load_values(grant: &mut Grant, plugin_id: &str) {
     if grant.secrets.is_empty() {
         return;
@@ -86,14 +98,13 @@ pub fn load_values(grant: &mut Grant, plugin_id: &str) {
             return;
         }
     };
-    // A keyring that is not there, or does not answer, is asked once: the
-    // start waits at most one keyring's bound, whatever the number of
-    // secrets.
+    let started = Instant::now();
     let mut keyring_down: Option<String> = None;
     for secret in &mut grant.secrets {
+        let wait = KEYRING_START_WAIT.saturating_sub(started.elapsed());
         let read = match &keyring_down {
             Some(why) if !shelf.in_file(plugin_id, &secret.name) => Err(why.clone()),
-            _ => shelf.get(plugin_id, &secret.name).map_err(|e| {
+            _ => shelf.get(plugin_id, &secret.name, wait).map_err(|e| {
                 let why = e.to_string();
                 if matches!(
                     e,
@@ -122,22 +133,36 @@ pub fn load_values(grant: &mut Grant, plugin_id: &str) {
     hide_in_log(&grant.secrets);
 }
 
-/// Every value this process read, hidden in every line it logs (a
-/// dependency's trace line, too): the last guard, behind the host's own.
-static HIDDEN: RwLock<Vec<SecretGrant>> = RwLock::new(Vec::new());
-static REDACTOR: RwLock<Option<Arc<Redactor>>> = RwLock::new(None);
+/// Every value this process read (the grants that hold them, and their
+/// redactor), hidden in every line it logs, a dependency's trace line too:
+/// the last guard, behind the host's own.
+struct Hidden {
+    grants: Vec<SecretGrant>,
+    redactor: Option<Arc<Redactor>>,
+}
+
+static HIDDEN: RwLock<Hidden> = RwLock::new(Hidden {
+    grants: Vec::new(),
+    redactor: None,
+});
 
 fn hide_in_log(secrets: &[SecretGrant]) {
     let mut hidden = HIDDEN.write().unwrap_or_else(|e| e.into_inner());
-    hidden.extend(secrets.iter().filter(|s| s.value.is_some()).cloned());
-    *REDACTOR.write().unwrap_or_else(|e| e.into_inner()) = Redactor::of(&hidden);
+    hidden
+        .grants
+        .extend(secrets.iter().filter(|s| s.value.is_some()).cloned());
+    hidden.redactor = Redactor::of(&hidden.grants);
 }
 
 /// `line` as this process may log it: every value it read hidden.
 pub fn hidden_in_log(line: &str) -> Cow<'_, str> {
-    let redactor = REDACTOR.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let redactor = HIDDEN
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .redactor
+        .clone();
     match redactor {
-        Some(redactor) => Cow::Owned(redactor.redact(line).into_owned()),
+        Some(redactor) => redactor.redact(line),
         None => Cow::Borrowed(line),
     }
 }

@@ -119,14 +119,19 @@ impl Shelf {
     /// The value of `name` for `plugin`: from the store the file names
     /// (the keyring when the file does not list it, a secret set by
     /// another tool).
-    pub fn get(&self, plugin: &str, name: &str) -> Result<Option<SecretValue>, SecretError> {
+    pub fn get(
+        &self,
+        plugin: &str,
+        name: &str,
+        wait: std::time::Duration,
+    ) -> Result<Option<SecretValue>, SecretError> {
         match self.find(plugin, name) {
             Some(Entry {
                 store: Store::File,
                 value,
                 ..
             }) => value.as_deref().map(super::value_of).transpose(),
-            _ => keyring::get(plugin, name),
+            _ => keyring::get(plugin, name, wait),
         }
     }
 
