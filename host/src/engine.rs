@@ -31,6 +31,12 @@ pub struct Runtime {
     /// One linker per set of imported interfaces (see `linker/imports.rs`).
     pub(crate) linkers: Arc<crate::linker::Linkers>,
     pub(crate) cache: Option<CompileCache>,
+    /// The compile cache's per-function store the engine compiles through,
+    /// if the cache's folder may be used.
+    #[cfg(feature = "compiler")]
+    functions: Option<Arc<crate::cache::FunctionCache>>,
+    /// What the engine was built from (`with_cache` builds it again).
+    settings: RuntimeConfig,
     /// Whether instances come from a pool, whose unit a plugin must fit.
     pooled: bool,
     /// The epoch ticker, started with the first store.
@@ -54,6 +60,19 @@ impl Runtime {
         let mut config = settings.wasmtime();
         #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         config.with_custom_code_memory(Some(Arc::new(crate::code::PageProtection::new())));
+        // Each function is compiled once: Cranelift's incremental cache, in
+        // the compile cache's folder, under the same trust rules.
+        #[cfg(feature = "compiler")]
+        let functions = settings
+            .cache
+            .as_ref()
+            .and_then(CompileCache::function_store);
+        #[cfg(feature = "compiler")]
+        if let Some(store) = &functions {
+            config
+                .enable_incremental_compilation(store.clone())
+                .map_err(|e| LoadError::Engine(e.to_string()))?;
+        }
         #[cfg(feature = "wasmtime-config")]
         if let Some(tune) = &settings.tune {
             tune(&mut config);
@@ -62,16 +81,40 @@ impl Runtime {
         Ok(Runtime {
             engine,
             linkers: Arc::default(),
-            cache: settings.cache,
+            cache: settings.cache.clone(),
+            #[cfg(feature = "compiler")]
+            functions,
             pooled: settings.pooling.is_some(),
+            settings,
             ticker: Ticker::default(),
         })
     }
 
-    /// Keeps compiled components in `cache` (see [`CompileCache`]).
-    pub fn with_cache(mut self, cache: Option<CompileCache>) -> Self {
-        self.cache = cache;
-        self
+    /// Keeps compiled components, and each compiled function, in `cache`
+    /// (see [`CompileCache`]). The engine is built again with it: call this
+    /// before loading anything (the same as naming the cache in
+    /// [`RuntimeConfig::cache`]).
+    pub fn with_cache(self, cache: Option<CompileCache>) -> Self {
+        let settings = RuntimeConfig {
+            cache: cache.clone(),
+            ..self.settings.clone()
+        };
+        match Runtime::with_config(settings) {
+            Ok(runtime) => runtime,
+            // The same settings built an engine a moment ago; keep it, with
+            // the whole-component cache only.
+            Err(e) => {
+                tracing::warn!("cannot build the engine with the compile cache's functions: {e}");
+                Runtime { cache, ..self }
+            }
+        }
+    }
+
+    /// What the compile cache's per-function store did so far in this
+    /// engine (`None` without a usable cache).
+    #[cfg(feature = "compiler")]
+    pub fn function_cache_counts(&self) -> Option<crate::cache::FunctionCacheCounts> {
+        self.functions.as_ref().map(|store| store.counts())
     }
 
     /// The engine's compatibility hash, as packed files and the compile
@@ -101,16 +144,42 @@ impl Runtime {
 
     /// Compiles component bytes, through the cache if there is one.
     pub(crate) fn compile(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
+        self.compile_with(bytes, name, self.cache.as_ref())
+    }
+
+    /// Compiles component bytes, never taking the whole component from the
+    /// cache (its functions still come from the per-function store).
+    pub(crate) fn compile_anew(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
+        self.compile_with(bytes, name, None)
+    }
+
+    fn compile_with(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        cache: Option<&CompileCache>,
+    ) -> Result<Component, LoadError> {
         if let Some(what) = not_a_component(bytes) {
             return Err(LoadError::NotAComponent {
                 name: name.to_owned(),
                 what: what.into_owned(),
             });
         }
-        let compiled = match &self.cache {
+        #[cfg(feature = "compiler")]
+        let before = self.function_cache_counts();
+        let compiled = match cache {
             Some(cache) => cache.load_or_compile(&self.engine, bytes),
             None => compiler::compile(&self.engine, bytes),
         };
+        #[cfg(feature = "compiler")]
+        if let (Some(before), Some(after)) = (before, self.function_cache_counts()) {
+            tracing::debug!(
+                "{name}: {} functions taken from the compile cache, {} compiled, {} entries refused",
+                after.hits - before.hits,
+                after.misses - before.misses,
+                after.refused - before.refused
+            );
+        }
         compiled.map_err(|e| self.load_error(name, e))
     }
 

@@ -50,13 +50,14 @@ impl ComponentShape {
 }
 
 impl Runtime {
-    /// Compiles `bytes` (never from the cache, so the time is the
-    /// compiler's) and lists what the component imports and exports; runs
-    /// nothing. The code compiled is kept in the cache, if there is one,
-    /// for the next load.
+    /// Compiles `bytes` (never the whole component from the cache, so the
+    /// time is the compiler's; functions compiled before, by this or
+    /// another plugin, are reused) and lists what the component imports and
+    /// exports; runs nothing. The code compiled is kept in the cache, if
+    /// there is one, for the next load.
     pub fn shape(&self, bytes: &[u8], name: &str) -> Result<(ComponentShape, Linked), LoadError> {
         let started = Instant::now();
-        let component = self.clone().with_cache(None).compile(bytes, name)?;
+        let component = self.compile_anew(bytes, name)?;
         let compile_time = started.elapsed();
         if let Some(cache) = &self.cache {
             cache.keep(&self.engine, bytes, &component);

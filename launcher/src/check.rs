@@ -128,8 +128,12 @@ fn read(file: &Path) -> Result<Vec<u8>> {
 }
 
 async fn inspect(bytes: &[u8], name: &str, cache: Option<CompileCache>, report: &mut Report) {
-    let runtime = match Runtime::new() {
-        Ok(runtime) => runtime.with_cache(cache),
+    let settings = lingxi_wasm_host::RuntimeConfig {
+        cache,
+        ..Default::default()
+    };
+    let runtime = match Runtime::with_config(settings) {
+        Ok(runtime) => runtime,
         Err(e) => return report.error("engine", e.to_string()),
     };
     let (shape, linked) = match runtime.shape(bytes, name) {

@@ -120,6 +120,8 @@ pub enum Command {
         #[command(flatten)]
         grants: Box<GrantArgs>,
         #[command(flatten)]
+        cache: CacheArgs,
+        #[command(flatten)]
         registry: RegistryArgs,
     },
     /// Push a plugin's component to an OCI registry as the Wasm OCI

@@ -35,6 +35,8 @@ pub const NAMESPACE: &str = "dev.lingxi-wasm";
 
 /// What `export` is asked.
 pub struct Export<'a> {
+    /// The engine, with the compile cache the flags name.
+    pub runtime: &'a Runtime,
     pub input: &'a crate::fetch::Fetched,
     pub output: &'a Path,
     pub grants: Grants,
@@ -67,9 +69,14 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
         target: export.target,
         origin: export.input.origin(),
     };
-    let runtime = Runtime::new()?;
-    let (header, bytes, loaded) =
-        packed::pack_loaded(tokio, &runtime, &component, &shown, spec.clone(), options)?;
+    let (header, bytes, loaded) = packed::pack_loaded(
+        tokio,
+        export.runtime,
+        &component,
+        &shown,
+        spec.clone(),
+        options,
+    )?;
     // An update of an earlier export: of the same plugin, and never
     // reaching more unless accepted.
     if let Some(previous) = &previous {
@@ -90,7 +97,7 @@ pub fn export(tokio: &tokio::runtime::Runtime, export: Export) -> Result<()> {
     }
     // What it registers, asked in a sandbox with nothing granted.
     let manifest = loaded.manifest().clone();
-    let mut set = PluginSet::new(runtime);
+    let mut set = PluginSet::new(export.runtime.clone());
     tokio
         .block_on(set.add(loaded, &shown, PluginOptions::default()))
         .context("cannot ask the plugin what it registers")?;

@@ -107,6 +107,7 @@ fn run(cli: Cli) -> Result<()> {
                     base,
                     target,
                     grants,
+                    cache,
                 },
             registry,
         }) => {
@@ -122,7 +123,7 @@ fn run(cli: Cli) -> Result<()> {
                 target: target.as_deref(),
                 origin: fetched.origin(),
             };
-            packed::pack(&tokio, &fetched, &output, spec, options)
+            packed::pack(&tokio, &runtime(&cache)?, &fetched, &output, spec, options)
         }
         Some(Command::Push {
             component,
@@ -258,12 +259,15 @@ fn run(cli: Cli) -> Result<()> {
                     base,
                     target,
                     grants,
+                    cache,
                 },
             registry,
         }) => {
             let key = sign.as_deref().map(signing::load_secret_key).transpose()?;
+            let runtime = runtime(&cache)?;
             let input = fetch::fetch(&tokio, &input, &registry, fetch::Tags::FromRegistry)?;
             let export = export::Export {
+                runtime: &runtime,
                 accept_new_grants,
                 target: target.as_deref(),
                 input: &input,
@@ -316,9 +320,11 @@ fn run(cli: Cli) -> Result<()> {
             record,
             trust,
             grants,
+            cache,
             registry,
         }) => install::install(
             &tokio,
+            &runtime(&cache)?,
             &fetch::fetch(&tokio, &input, &registry, fetch::Tags::FromRegistry)?,
             install::Options {
                 project: project.as_deref(),
@@ -379,7 +385,10 @@ fn learn_steps(call: Vec<String>, command: Vec<String>, replay: Vec<PathBuf>) ->
 
 /// The engine with the compile cache the flags ask for.
 fn runtime(cache: &CacheArgs) -> Result<Runtime> {
-    Ok(Runtime::new()?.with_cache(compile_cache(cache)?))
+    Ok(Runtime::with_config(lingxi_wasm_host::RuntimeConfig {
+        cache: compile_cache(cache)?,
+        ..Default::default()
+    })?)
 }
 
 /// The compile cache the flags name, if any.

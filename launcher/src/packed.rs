@@ -41,6 +41,7 @@ pub fn run(packed: Packed) -> Result<()> {
 /// `pack`: the running launcher + component + precompiled code + grants.
 pub fn pack(
     tokio: &tokio::runtime::Runtime,
+    runtime: &Runtime,
     input: &crate::fetch::Fetched,
     output: &Path,
     spec: PolicySpec,
@@ -64,7 +65,7 @@ pub fn pack(
         },
         _ => options,
     };
-    let (header, bytes) = pack_bytes(tokio, &component, &name, spec, options)?;
+    let (header, bytes) = pack_bytes(tokio, runtime, &component, &name, spec, options)?;
     write_executable(output, &bytes)?;
     eprintln!(
         "packed {} {} into {} ({} KiB)",
@@ -104,13 +105,13 @@ pub struct PackOptions<'a> {
 /// it, e.g. the user's file); returns its header and bytes.
 pub fn pack_bytes(
     tokio: &tokio::runtime::Runtime,
+    runtime: &Runtime,
     component: &[u8],
     name: &str,
     spec: PolicySpec,
     options: PackOptions,
 ) -> Result<(PackHeader, Vec<u8>)> {
-    let runtime = Runtime::new()?;
-    let (header, bytes, _) = pack_loaded(tokio, &runtime, component, name, spec, options)?;
+    let (header, bytes, _) = pack_loaded(tokio, runtime, component, name, spec, options)?;
     Ok((header, bytes))
 }
 

@@ -184,6 +184,12 @@ pub const MAX_PENDING_LINE: usize = 64 * 1024;
 /// component packed in is ~30 MB), far below what would exhaust memory.
 pub const MAX_PLUGIN_FILE: u64 = 1 << 30;
 
+/// Largest entry of the compile cache's per-function store: one function's
+/// compiled code with its relocations (the largest function of CPython, the
+/// interpreter loop, compiles to well under 1 MiB). A larger entry is
+/// neither written nor read: the function is compiled again.
+pub const MAX_FUNCTION_ENTRY: usize = 16 << 20;
+
 /// Largest schema compiled, in bytes of JSON text.
 pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 

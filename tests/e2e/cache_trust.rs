@@ -35,7 +35,7 @@ fn planted_cache_file(mode: u32, change: impl FnOnce(&Path)) -> tempfile::TempDi
 
 /// Runs the probe with `--cache-dir dir` and returns the id it answers with
 /// and the launcher's stderr.
-fn probe_id_through(dir: &Path) -> (String, String) {
+pub(crate) fn probe_id_through(dir: &Path) -> (String, String) {
     let mut s = Session::start(&guest("probe"), &["--cache-dir", dir.to_str().unwrap()]);
     let r = s.call("init", "plugin.initialize", json!({"hostIPCVersion": 1}));
     let id = r["result"]["manifest"]["id"]

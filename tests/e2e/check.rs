@@ -220,9 +220,16 @@ fn check_fills_the_compile_cache_for_the_next_call() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let kept: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+    // The compiled component, beside the folder of compiled functions.
+    let kept: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "functions")
+        .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
-    assert!(kept[0].file_name().to_string_lossy().ends_with(".cwasm"));
+    assert!(kept[0].ends_with(".cwasm"), "{kept:?}");
+    assert!(cache.join("functions").is_dir());
     let call = launcher()
         .args(["call", testbed.to_str().unwrap(), "ok", "{}", "--cache-dir"])
         .arg(&cache)

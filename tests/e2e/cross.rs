@@ -341,7 +341,18 @@ fn cross_a_cache_folder_others_can_write_is_refused() {
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
     let stderr = run(&cache);
     assert!(!stderr.contains("not using the compile cache"), "{stderr}");
-    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1, "{stderr}");
+    // The compiled component, and the folder of its compiled functions.
+    let mut kept: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept.len(), 2, "{kept:?} {stderr}");
+    assert!(
+        kept[0].ends_with(".cwasm") && kept[1] == "functions",
+        "{kept:?}"
+    );
 }
 
 #[path = "../support/macho_verify.rs"]

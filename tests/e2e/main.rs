@@ -15,6 +15,7 @@ mod embed_contracts;
 mod embed_load;
 mod embed_pool;
 mod first_hour;
+mod function_cache;
 mod isolation;
 mod learn;
 mod lifecycle;

@@ -25,6 +25,8 @@ pub struct PackArgs {
     pub target: Option<String>,
     #[command(flatten)]
     pub grants: Box<GrantArgs>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// Package formats of `export`.
@@ -71,12 +73,13 @@ pub struct GrantArgs {
 /// The compile cache.
 #[derive(Debug, Args)]
 pub struct CacheArgs {
-    /// Where compiled components are cached [default: $LINGXI_WASM_CACHE,
-    /// else lingxi-wasm in the platform's cache folder].
+    /// Where compiled components, and each compiled function, are cached
+    /// [default: $LINGXI_WASM_CACHE, else lingxi-wasm in the platform's
+    /// cache folder].
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     pub cache_dir: Option<PathBuf>,
 
-    /// Compile the component at every start instead of caching it.
+    /// Compile the whole component every time, keeping nothing.
     #[arg(long)]
     pub no_cache: bool,
 }

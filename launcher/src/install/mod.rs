@@ -55,7 +55,12 @@ pub struct Options<'a> {
 /// plugin id, atomically; refuses to replace a different plugin unless `force`.
 /// A signature must hold if its key is trusted (and be there at all with
 /// `signed_only`); the installed file keeps it.
-pub fn install(tokio: &tokio::runtime::Runtime, input: &Fetched, options: Options) -> Result<()> {
+pub fn install(
+    tokio: &tokio::runtime::Runtime,
+    runtime: &lingxi_wasm_host::Runtime,
+    input: &Fetched,
+    options: Options,
+) -> Result<()> {
     let Options {
         project,
         force,
@@ -93,7 +98,7 @@ pub fn install(tokio: &tokio::runtime::Runtime, input: &Fetched, options: Option
         target: None,
         origin: input.origin(),
     };
-    let (header, bytes) = packed::pack_bytes(tokio, &component, &name, spec, options)?;
+    let (header, bytes) = packed::pack_bytes(tokio, runtime, &component, &name, spec, options)?;
     // The header just made holds the component's own id and version (the
     // input's header is anyone's to edit): the kept signature must hold
     // for them too.

@@ -25,6 +25,11 @@ use crate::policy::settings::Setting;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+#[cfg(feature = "compiler")]
+pub mod functions;
+#[cfg(feature = "compiler")]
+pub use functions::{FunctionCache, FunctionCacheCounts};
+
 /// A directory of precompiled components.
 #[derive(Debug, Clone)]
 pub struct CompileCache {
@@ -42,35 +47,33 @@ impl CompileCache {
         }
     }
 
-    /// Why the folder may not hold code this process will run, if so: it
-    /// is not a directory, or is owned by another user, or others may write
-    /// to it (see [`crate::policy::owner`]; where that cannot be told, it is not
-    /// used). A folder that does not exist yet is fine: it is created
-    /// private.
+    /// Why the folder may not hold code this process will run, if so (see
+    /// [`folder_untrusted`]).
     pub fn untrusted(&self) -> Option<String> {
-        let meta = match std::fs::symlink_metadata(&self.dir) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(e) => return Some(format!("cannot examine it: {e}")),
-        };
-        if !meta.is_dir() {
-            return Some("it is not a directory (a symbolic link is not followed)".into());
+        folder_untrusted(&self.dir)
+    }
+
+    /// The per-function store inside the folder (see [`functions`]), if the
+    /// folder may be used and so may its `functions` folder; logs why not,
+    /// once.
+    #[cfg(feature = "compiler")]
+    pub(crate) fn function_store(&self) -> Option<Arc<FunctionCache>> {
+        if !self.usable() {
+            return None;
         }
-        match owner::access(&self.dir) {
-            Err(e) => Some(format!("cannot tell who may write to it: {e}")),
-            Ok(Access {
-                owner: Owner::Other(who),
-                ..
-            }) => Some(format!("it is owned by {who}, not by this user")),
-            Ok(Access {
-                others_may_write: true,
-                ..
-            }) => Some(
-                "others may write to it; make it private (chmod 700; on Windows, remove other users from its permissions)"
-                    .into(),
-            ),
-            Ok(_) => None,
+        let dir = self.dir.join("functions");
+        if let Some(reason) = folder_untrusted(&dir) {
+            if !self.warned.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "not using the compiled functions in {}: {reason}; compiling every function instead (choose another folder with {}, or {})",
+                    dir.display(),
+                    Setting::CacheDir,
+                    Setting::NoCache
+                );
+            }
+            return None;
         }
+        Some(Arc::new(FunctionCache::new(dir)))
     }
 
     /// Whether the folder may be used now; logs why not, once.
@@ -183,6 +186,36 @@ impl CompileCache {
         tmp.write_all(compiled)?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// Why `dir` may not hold code this process will run, if so: it is not a
+/// directory, or is owned by another user, or others may write to it (see
+/// [`crate::policy::owner`]; where that cannot be told, it is not used). A
+/// folder that does not exist yet is fine: it is created private.
+fn folder_untrusted(dir: &Path) -> Option<String> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("cannot examine it: {e}")),
+    };
+    if !meta.is_dir() {
+        return Some("it is not a directory (a symbolic link is not followed)".into());
+    }
+    match owner::access(dir) {
+        Err(e) => Some(format!("cannot tell who may write to it: {e}")),
+        Ok(Access {
+            owner: Owner::Other(who),
+            ..
+        }) => Some(format!("it is owned by {who}, not by this user")),
+        Ok(Access {
+            others_may_write: true,
+            ..
+        }) => Some(
+            "others may write to it; make it private (chmod 700; on Windows, remove other users from its permissions)"
+                .into(),
+        ),
+        Ok(_) => None,
     }
 }
 
