@@ -47,8 +47,11 @@ impl CompileCache {
         }
     }
 
-    /// Why the folder may not hold code this process will run, if so (see
-    /// [`folder_untrusted`]).
+    /// Why the folder may not hold code this process will run, if so: it
+    /// is not a directory, or is owned by another user, or others may write
+    /// to it (see [`crate::policy::owner`]; where that cannot be told, it is
+    /// not used). A folder that does not exist yet is fine: it is created
+    /// private.
     pub fn untrusted(&self) -> Option<String> {
         folder_untrusted(&self.dir)
     }
