@@ -180,6 +180,9 @@ impl Runtime {
                 after.refused - before.refused
             );
         }
+        if let Some(cache) = &self.cache {
+            cache.trim_if_grown();
+        }
         compiled.map_err(|e| self.load_error(name, e))
     }
 

@@ -190,6 +190,13 @@ pub const MAX_PLUGIN_FILE: u64 = 1 << 30;
 /// neither written nor read: the function is compiled again.
 pub const MAX_FUNCTION_ENTRY: usize = 16 << 20;
 
+/// Most bytes the compile cache's folder keeps (its `.cwasm` files and its
+/// per-function store together): a Python plugin is ~50 MB of `.cwasm` and
+/// ~70 MB of functions, most of them shared with every other Python plugin.
+/// Past it, a compile that wrote to the cache removes the files used least
+/// recently, down to three quarters of it.
+pub const MAX_COMPILE_CACHE: u64 = 1 << 30;
+
 /// Largest schema compiled, in bytes of JSON text.
 pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 

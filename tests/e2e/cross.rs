@@ -355,6 +355,57 @@ fn cross_a_cache_folder_others_can_write_is_refused() {
     );
 }
 
+/// The compile cache's other rules on Windows: a compiled function's entry
+/// others may write is never used (here in the valid format, with another
+/// function's code; Wine derives the file's ACL from its mode bits), and a
+/// compile into a full cache removes what was used least recently.
+#[test]
+#[ignore = "cross build: scripts/cross-test"]
+fn cross_a_function_entry_others_can_write_is_refused_and_the_cache_bounded() {
+    use std::os::unix::fs::PermissionsExt;
+    let cross = cross();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let inspect = || {
+        let mut command = cross.launcher(&["inspect", "--cache-dir", &cross.path(&cache)]);
+        command.arg(guest("probe")).env("LINGXI_WASM_LOG", "debug");
+        let out = command.stdin(Stdio::null()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    };
+    // The Windows launcher's own entries, then only its functions kept.
+    inspect();
+    for entry in std::fs::read_dir(&cache).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|x| x == "cwasm") {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+    let functions = cache.join("functions");
+    crate::function_cache::swap_code(&functions);
+    for (path, _, _) in crate::function_cache::entries(&functions) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    // And the cache over its bound: an old component of 1 100 MiB (sparse).
+    let oldest = cache.join(format!("{}-{}.cwasm", "0".repeat(64), "0".repeat(16)));
+    let file = std::fs::File::create(&oldest).unwrap();
+    file.set_len(1100 << 20).unwrap();
+    file.set_modified(std::time::SystemTime::now() - Duration::from_secs(86_400))
+        .unwrap();
+    drop(file);
+
+    let (stdout, stderr) = inspect();
+    assert!(
+        stdout.contains("com.lingxi.test-probe"),
+        "planted code ran:\n{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("others may write it"), "{stderr}");
+    assert!(stderr.contains("over its bound of 1024 MiB"), "{stderr}");
+    assert!(!oldest.exists());
+}
+
 #[path = "../support/macho_verify.rs"]
 mod macho_verify;
 

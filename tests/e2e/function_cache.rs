@@ -41,7 +41,7 @@ fn runtime_in(dir: &Path) -> Runtime {
 }
 
 /// The entries of `functions`: (file, key, value).
-fn entries(functions: &Path) -> Vec<(std::path::PathBuf, Vec<u8>, Vec<u8>)> {
+pub(crate) fn entries(functions: &Path) -> Vec<(std::path::PathBuf, Vec<u8>, Vec<u8>)> {
     let mut found: Vec<_> = std::fs::read_dir(functions)
         .unwrap()
         .map(|e| {
@@ -75,7 +75,7 @@ fn entry(key: &[u8], value: &[u8]) -> Vec<u8> {
 }
 
 /// Every function's entry given the next function's code, validly made.
-fn swap_code(functions: &Path) {
+pub(crate) fn swap_code(functions: &Path) {
     let found = entries(functions);
     for (i, (path, key, _)) in found.iter().enumerate() {
         let (_, _, other) = &found[(i + 1) % found.len()];

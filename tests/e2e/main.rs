@@ -4,6 +4,7 @@
 //! its public surface only.
 
 mod attacks;
+mod cache_bound;
 mod cache_trust;
 mod check;
 mod compat;

@@ -18,10 +18,12 @@
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
+use super::trim::Usage;
 use crate::limits::MAX_FUNCTION_ENTRY;
 use crate::policy::owner::create_private_dir;
 
@@ -39,6 +41,8 @@ pub struct FunctionCache {
     counts: Counts,
     /// Set once a failed write was logged.
     warned: AtomicBool,
+    /// The compile cache's record of what this process used and wrote.
+    usage: Arc<Usage>,
 }
 
 /// What the store did, for logs and the bench.
@@ -67,11 +71,12 @@ pub struct FunctionCacheCounts {
 impl FunctionCache {
     /// The store in `dir` (created private on first write). The caller has
     /// checked that the compile cache's folder, `dir`'s parent, is usable.
-    pub(crate) fn new(dir: PathBuf) -> Self {
+    pub(crate) fn new(dir: PathBuf, usage: Arc<Usage>) -> Self {
         FunctionCache {
             dir,
             counts: Counts::default(),
             warned: AtomicBool::new(false),
+            usage,
         }
     }
 
@@ -111,7 +116,9 @@ impl FunctionCache {
             return Err(format!("it holds {} bytes, over the limit", meta.len()));
         }
         let bytes = std::fs::read(&path).map_err(|e| format!("cannot read it: {e}"))?;
-        decode(key, &bytes).map(Some)
+        let value = decode(key, &bytes)?;
+        self.usage.used(path);
+        Ok(Some(value))
     }
 }
 
@@ -144,7 +151,9 @@ impl wasmtime::CacheStore for FunctionCache {
         let stored = create_private_dir(&self.dir).and_then(|()| {
             let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
             tmp.write_all(&entry)?;
-            tmp.persist(self.path_for(key)).map_err(|e| e.error)?;
+            let path = self.path_for(key);
+            tmp.persist(&path).map_err(|e| e.error)?;
+            self.usage.wrote(path, entry.len() as u64);
             Ok(())
         });
         match stored {

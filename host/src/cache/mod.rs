@@ -12,6 +12,10 @@
 //! else (the owner and mode bits on Unix, the owner and ACL on Windows:
 //! `crate::policy::owner`). Otherwise the cache is not used at all (components are
 //! compiled in memory) and the launcher says once why.
+//!
+//! The folder is bounded ([`crate::limits::MAX_COMPILE_CACHE`], with the
+//! per-function store): a compile that wrote to it removes the files used
+//! least recently once it holds more (`trim.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +31,7 @@ use wasmtime::component::Component;
 
 #[cfg(feature = "compiler")]
 pub mod functions;
+mod trim;
 #[cfg(feature = "compiler")]
 pub use functions::{FunctionCache, FunctionCacheCounts};
 
@@ -36,6 +41,8 @@ pub struct CompileCache {
     dir: PathBuf,
     /// Set once the reason the folder cannot be used was logged.
     warned: Arc<AtomicBool>,
+    /// The files this process used and wrote, for the size bound.
+    usage: Arc<trim::Usage>,
 }
 
 impl CompileCache {
@@ -44,6 +51,7 @@ impl CompileCache {
         CompileCache {
             dir: dir.into(),
             warned: Arc::default(),
+            usage: Arc::default(),
         }
     }
 
@@ -76,7 +84,7 @@ impl CompileCache {
             }
             return None;
         }
-        Some(Arc::new(FunctionCache::new(dir)))
+        Some(Arc::new(FunctionCache::new(dir, self.usage.clone())))
     }
 
     /// Whether the folder may be used now; logs why not, once.
@@ -142,6 +150,8 @@ impl CompileCache {
             match unsafe { Component::deserialize_file(engine, &path) } {
                 Ok(component) => {
                     tracing::debug!("loaded precompiled component {}", path.display());
+                    trim::touch(&path);
+                    self.usage.used(path);
                     return Ok(component);
                 }
                 Err(e) => tracing::debug!(
@@ -180,6 +190,7 @@ impl CompileCache {
         if let Err(e) = stored {
             tracing::debug!("cannot write the compile cache {}: {e}", path.display());
         }
+        self.trim_if_grown();
     }
 
     /// Writes atomically: a temporary file in the same directory, renamed.
@@ -188,7 +199,17 @@ impl CompileCache {
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
         tmp.write_all(compiled)?;
         tmp.persist(path).map_err(|e| e.error)?;
+        self.usage.wrote(path.to_path_buf(), compiled.len() as u64);
         Ok(())
+    }
+
+    /// Keeps the folder within its bound ([`crate::limits::MAX_COMPILE_CACHE`])
+    /// if this process wrote to it since it last looked: the files used
+    /// least recently go first, never one this process used.
+    pub(crate) fn trim_if_grown(&self) {
+        if self.usable() {
+            trim::trim_if_grown(&self.dir, &self.usage);
+        }
     }
 }
 

@@ -11,7 +11,7 @@ const KEY: &[u8] = &[7; 32];
 const OTHER_KEY: &[u8] = &[9; 32];
 
 fn store(dir: &Path) -> FunctionCache {
-    FunctionCache::new(dir.join("functions"))
+    FunctionCache::new(dir.join("functions"), Default::default())
 }
 
 fn entry_file(cache: &FunctionCache, key: &[u8]) -> std::path::PathBuf {
