@@ -18,6 +18,10 @@
 //! answer): `pack` of each with `--no-cache` against with one cache, and
 //! `install` of each (into a scratch HOME) with one cache.
 //!
+//! Last, what a packed Python and JavaScript probe is made of (base,
+//! component, native code, the rest) on the launcher and on the
+//! runtime-only base, as `inspect` says it.
+//!
 //! Prints wall-clock seconds per step and the ratio of each "ready to call"
 //! (check + call) to the baseline; the target is ≤ 0.20.
 //! Run: `cargo bench -p lingxi-wasm-run --bench compile`.
@@ -36,6 +40,8 @@ struct Lang {
     code: &'static str,
     file: &'static str,
     other: &'static str,
+    /// The other plugin's tool and its arguments (on `workspace/`).
+    other_call: [&'static str; 2],
     answer: &'static str,
     edited: &'static str,
 }
@@ -46,6 +52,7 @@ const LANGS: [Lang; 2] = [
         code: "py",
         file: "app.py",
         other: "config-check-py",
+        other_call: ["config.check", "{}"],
         answer: r#"f"echo:{arguments}""#,
         edited: r#"f"edited:{arguments}""#,
     },
@@ -54,6 +61,7 @@ const LANGS: [Lang; 2] = [
         code: "js",
         file: "app.js",
         other: "md-outline-js",
+        other_call: ["markdown.outline", r#"{"path":"README.md"}"#],
         answer: "`echo:${args}`",
         edited: "`edited:${args}`",
     },
@@ -65,7 +73,14 @@ fn main() {
     let launcher = PathBuf::from(env!("CARGO_BIN_EXE_lingxi-wasm-run"));
     let scratch = tempfile::tempdir().expect("tempdir");
     let scratch = scratch.path();
+    // What the other plugins' tools read.
+    let workspace = scratch.join("workspace");
+    std::fs::create_dir_all(&workspace).expect("mkdir");
+    std::fs::write(workspace.join("README.md"), "# Title\n\n## Part\n").expect("write");
+    std::fs::write(workspace.join("a.toml"), "x = 1\n").expect("write");
+    let ws = workspace.to_str().expect("a UTF-8 scratch path");
     let mut ten = None;
+    let mut probes = Vec::new();
     for lang in &LANGS {
         let Some(built) = build(lang, scratch) else {
             continue;
@@ -75,9 +90,10 @@ fn main() {
 
         let (baseline, _) = timed_no_cache(&launcher, scratch, "check", &built.probe);
         let (cold_check, _) = run(&["check"], &built.probe);
-        let (cold_call, _) = run(&["call"], &built.probe);
+        let (cold_call, _) = run(&["call", "probe.echo", "{}"], &built.probe);
         let (second_check, _) = run(&["check"], &built.other);
-        let (second_call, _) = run(&["call"], &built.other);
+        let [tool, arguments] = lang.other_call;
+        let (second_call, _) = run(&["call", tool, arguments, "--workspace", ws], &built.other);
         let (edit_check, _) = run(&["check"], &built.edited);
         let (edit_call, out) = timed(
             &launcher,
@@ -125,6 +141,7 @@ fn main() {
         if lang.code == "py" {
             ten = Some(ten_plugins(&launcher, scratch, lang));
         }
+        probes.push((lang.name, built.probe));
     }
     if let Some((packs_none, packs, installs)) = ten {
         println!("\n{PLUGINS} Python plugins, seconds in all");
@@ -139,6 +156,37 @@ fn main() {
             secs(installs),
             secs(installs) / secs(packs_none)
         );
+    }
+    made_of(&launcher, scratch, &probes);
+}
+
+/// Packs each probe on the launcher and on the runtime-only base and prints
+/// what `inspect` says the file is made of.
+fn made_of(launcher: &Path, scratch: &Path, probes: &[(&str, PathBuf)]) {
+    let bases = [
+        ("lingxi-wasm-run", launcher.to_path_buf()),
+        ("lingxi-wasm-rt", common::runtime_base()),
+    ];
+    println!("\nWhat a packed plugin is made of (MB), as `inspect` says");
+    for (lang, probe) in probes {
+        for (name, base) in &bases {
+            let out = scratch.join(format!("made-of-{lang}-{name}"));
+            let mut c = launcher_cmd(launcher, scratch);
+            c.arg("pack").arg(probe).arg("-o").arg(&out);
+            c.arg("--base").arg(base);
+            c.arg("--cache-dir").arg(scratch.join("cache-made-of"));
+            run(c);
+            let mut c = launcher_cmd(launcher, scratch);
+            c.arg("inspect").arg(&out).arg("--no-cache");
+            let (_, shown) = run(c);
+            let shown = String::from_utf8_lossy(&shown.stdout);
+            let line = shown
+                .lines()
+                .find_map(|l| l.strip_prefix("made of"))
+                .unwrap_or("(inspect did not say)")
+                .trim();
+            println!("  {lang:<10} on {name:<15} {line}");
+        }
     }
 }
 

@@ -30,10 +30,13 @@ pub fn run(packed: Packed) -> Result<()> {
         let trust = crate::signing::Trust::load(None, &[])?;
         packed.verify_component()?;
         let verdict = crate::signing::verify(&trust, header, packed.component());
+        let file_len = std::env::current_exe()
+            .and_then(std::fs::metadata)
+            .map_or(0, |m| m.len());
         print_inspection(
             tokio,
             PluginHost::new(component, grant, limits),
-            Some((packed, verdict)),
+            Some((packed, verdict, file_len)),
         )
     })
 }
@@ -305,10 +308,11 @@ pub fn inspect(
             let (grant, limits) = packed.header.policy.resolve_from_environment()?;
             let verdict = crate::signing::verify(trust, &packed.header, packed.component());
             let bad = matches!(verdict, crate::signing::Verdict::Bad { .. });
+            let file_len = std::fs::metadata(file).map_or(0, |m| m.len());
             print_inspection(
                 tokio,
                 PluginHost::new(component, grant, limits),
-                Some((&packed, verdict)),
+                Some((&packed, verdict, file_len)),
             )?;
             if let Some(mismatch) = mismatch {
                 bail!(
@@ -332,14 +336,35 @@ pub fn inspect(
     }
 }
 
+/// What a packed file of `file_len` bytes is made of: the native
+/// executable it was packed on, its portable component, its precompiled
+/// code, and the rest (the header, padding to a page, the trailer).
+fn made_of(packed: &Packed, file_len: u64) -> String {
+    let mb = |n: u64| n as f64 / 1e6;
+    let (base, component, native) = (
+        packed.launcher_len,
+        packed.header.component_len,
+        packed.header.precompiled_len,
+    );
+    let rest = file_len.saturating_sub(base.saturating_add(component).saturating_add(native));
+    format!(
+        "{:.1} MB: base {:.1}, component {:.1}, native code {:.1}, header and padding {:.2}",
+        mb(file_len),
+        mb(base),
+        mb(component),
+        mb(native),
+        mb(rest)
+    )
+}
+
 /// Prints the handshake (activating the plugin, running no tool) and grants.
 fn print_inspection(
     tokio: &tokio::runtime::Runtime,
     mut host: PluginHost,
-    packed: Option<(&Packed, crate::signing::Verdict)>,
+    packed: Option<(&Packed, crate::signing::Verdict, u64)>,
 ) -> Result<()> {
     // Contracts are described as the packed grants run them.
-    if let Some((packed, _)) = &packed {
+    if let Some((packed, _, _)) = &packed {
         host.set_validation(!packed.header.policy.no_validate);
     }
     let request = InitializeRequest {
@@ -412,7 +437,8 @@ fn print_inspection(
             hooks.join(", ")
         }
     );
-    if let Some((packed, verdict)) = packed {
+    if let Some((packed, verdict, file_len)) = packed {
+        out += &format!("made of      {}\n", made_of(packed, file_len));
         out += &format!("signature    {verdict}\n");
         if let Some(origin) = &packed.header.origin {
             out += &format!("from         {} ({})\n", origin.reference, origin.digest);

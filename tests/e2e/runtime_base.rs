@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::attacks::{Tree, allowed, attempt, denied};
 use crate::conformance::replay_all;
 use crate::packed::{launcher, lingxi_spawn, pack as pack_plugin};
-use crate::support::{Session, runtime_base, spec_snapshot};
+use crate::support::{Session, guest, runtime_base, spec_snapshot};
 
 /// Packs `plugin` on the runtime-only base into `dir/plugins/<plugin>`.
 fn pack_on_runtime(dir: &Path, plugin: &str, args: &[&str]) -> PathBuf {
@@ -34,6 +34,27 @@ fn conformance_on_the_runtime_base_spawned_like_lingxi() {
     assert!(
         out.contains("runs on      lingxi-wasm-rt 0.1.0 (runtime-only)"),
         "{out}"
+    );
+    // What the file is made of: its base (the runtime-only base as built),
+    // the probe's component, and parts that add up to the file.
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("made of      "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let numbers: Vec<f64> = line
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let mb = |p: &Path| std::fs::metadata(p).unwrap().len() as f64 / 1e6;
+    let [total, base, component, native, rest] = numbers[..] else {
+        panic!("{line}")
+    };
+    assert!((total - mb(&probe)).abs() < 0.05, "{line}");
+    assert!((base - mb(&runtime_base())).abs() < 0.05, "{line}");
+    assert!((component - mb(&guest("probe"))).abs() < 0.05, "{line}");
+    assert!(
+        native > 0.0 && (base + component + native + rest - total).abs() < 0.2,
+        "{line}"
     );
     // Smaller than the same plugin on the full launcher: no compiler.
     let full = pack_plugin(&dir.path().join("full"), "probe", &[]);

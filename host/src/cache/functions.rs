@@ -117,7 +117,7 @@ impl FunctionCache {
         }
         let bytes = std::fs::read(&path).map_err(|e| format!("cannot read it: {e}"))?;
         let value = decode(key, &bytes)?;
-        self.usage.used(path);
+        self.usage.used(&path);
         Ok(Some(value))
     }
 }
@@ -153,7 +153,7 @@ impl wasmtime::CacheStore for FunctionCache {
             tmp.write_all(&entry)?;
             let path = self.path_for(key);
             tmp.persist(&path).map_err(|e| e.error)?;
-            self.usage.wrote(path, entry.len() as u64);
+            self.usage.wrote(&path, entry.len() as u64);
             Ok(())
         });
         match stored {

@@ -151,7 +151,7 @@ impl CompileCache {
                 Ok(component) => {
                     tracing::debug!("loaded precompiled component {}", path.display());
                     trim::touch(&path);
-                    self.usage.used(path);
+                    self.usage.used(&path);
                     return Ok(component);
                 }
                 Err(e) => tracing::debug!(
@@ -199,7 +199,7 @@ impl CompileCache {
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
         tmp.write_all(compiled)?;
         tmp.persist(path).map_err(|e| e.error)?;
-        self.usage.wrote(path.to_path_buf(), compiled.len() as u64);
+        self.usage.wrote(path, compiled.len() as u64);
         Ok(())
     }
 

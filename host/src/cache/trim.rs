@@ -18,6 +18,7 @@
 //! open on Windows, or removed it first): that file is skipped.
 
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,24 +31,32 @@ const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
 
 /// What this process did with the cache's files: which it used or wrote
 /// (never removed by its own trims) and how many bytes it wrote since its
-/// last trim.
+/// last trim. A file is remembered by a 64-bit hash of its path (8 bytes
+/// each, however long a host runs; a collision only keeps one more file).
 #[derive(Debug, Default)]
 pub(crate) struct Usage {
-    used: Mutex<HashSet<PathBuf>>,
+    used: Mutex<HashSet<u64>>,
     written: AtomicU64,
+}
+
+/// The hash [`Usage`] remembers a file by.
+fn path_hash(path: &Path) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl Usage {
     /// `path` was read from the cache.
-    pub(crate) fn used(&self, path: PathBuf) {
+    pub(crate) fn used(&self, path: &Path) {
         self.used
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(path);
+            .insert(path_hash(path));
     }
 
     /// `len` bytes were written to the cache as `path`.
-    pub(crate) fn wrote(&self, path: PathBuf, len: u64) {
+    pub(crate) fn wrote(&self, path: &Path, len: u64) {
         self.used(path);
         self.written.fetch_add(len, Ordering::Relaxed);
     }
@@ -120,7 +129,7 @@ pub(crate) fn trim(dir: &Path, usage: &Usage, limit: u64) -> Trimmed {
         .used
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    files.retain(|f| !used.contains(&f.path));
+    files.retain(|f| !used.contains(&path_hash(&f.path)));
     files.sort_by_key(|f| f.modified);
     let mut held = done.held;
     for file in files {

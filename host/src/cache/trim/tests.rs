@@ -68,8 +68,8 @@ fn what_this_process_used_or_wrote_stays_however_old() {
     file(&dir.path().join("01-aa.cwasm"), 600, 800);
     file(&dir.path().join("02-aa.cwasm"), 600, 10);
     let usage = Usage::default();
-    usage.used(functions.join(function(1)));
-    usage.wrote(dir.path().join("01-aa.cwasm"), 600);
+    usage.used(&functions.join(function(1)));
+    usage.wrote(&dir.path().join("01-aa.cwasm"), 600);
     let done = trim(dir.path(), &usage, 1000);
     assert_eq!((done.files, done.bytes), (1, 600));
     assert!(functions.join(function(1)).exists());
