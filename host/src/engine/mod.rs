@@ -16,13 +16,18 @@ use crate::compiler::{self, engine_hash};
 use crate::config::RuntimeConfig;
 use crate::deadline::{Deadline, Expired};
 use crate::error::LoadError;
-use crate::limits::MAX_PLUGIN_FILE;
 use crate::limits::{Limits, OutputBudget};
 use crate::memory::MemoryCap;
 use crate::observe::Origin;
 use crate::pack::Packed;
 use crate::state::HostState;
 use crate::ticker::Ticker;
+
+mod compile;
+mod plugin_file;
+
+pub use plugin_file::read_plugin_file;
+pub(crate) use plugin_file::regular_file;
 
 /// A wasmtime engine configured for plugins, with its epoch ticker.
 #[derive(Clone)]
@@ -140,100 +145,6 @@ impl Runtime {
     pub async fn load_bytes(&self, bytes: &[u8], name: &str) -> Result<PluginComponent, LoadError> {
         let component = self.compile(bytes, name)?;
         self.prepare(component, name, None, None).await
-    }
-
-    /// Compiles component bytes, through the cache if there is one.
-    pub(crate) fn compile(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
-        self.compile_with(bytes, name, self.cache.as_ref())
-    }
-
-    /// Compiles component bytes, never taking the whole component from the
-    /// cache (its functions still come from the per-function store).
-    pub(crate) fn compile_anew(&self, bytes: &[u8], name: &str) -> Result<Component, LoadError> {
-        self.compile_with(bytes, name, None)
-    }
-
-    fn compile_with(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        cache: Option<&CompileCache>,
-    ) -> Result<Component, LoadError> {
-        if let Some(what) = not_a_component(bytes) {
-            return Err(LoadError::NotAComponent {
-                name: name.to_owned(),
-                what: what.into_owned(),
-            });
-        }
-        #[cfg(feature = "compiler")]
-        let before = self.function_cache_counts();
-        let compiled = match cache {
-            Some(cache) => cache.load_or_compile(&self.engine, bytes),
-            None => compiler::compile(&self.engine, bytes),
-        };
-        #[cfg(feature = "compiler")]
-        if let (Some(before), Some(after)) = (before, self.function_cache_counts()) {
-            tracing::debug!(
-                "{name}: {} functions taken from the compile cache, {} compiled, {} entries refused",
-                after.hits - before.hits,
-                after.misses - before.misses,
-                after.refused - before.refused
-            );
-        }
-        if let Some(cache) = &self.cache {
-            cache.trim_if_grown();
-        }
-        compiled.map_err(|e| self.load_error(name, e))
-    }
-
-    /// What a failed compile or load says: a plugin too big for one unit of
-    /// the pool is told so, with the engine's numbers; anything else is an
-    /// invalid component.
-    fn load_error(&self, name: &str, e: wasmtime::Error) -> LoadError {
-        let reason = format!("{e:#}");
-        // wasmtime's checks of a component against the pool's per-component
-        // limits (core instances, memories, tables, sizes) all say this.
-        if self.pooled && reason.contains("pooling allocator") {
-            LoadError::Pool {
-                name: name.to_owned(),
-                reason,
-            }
-        } else {
-            LoadError::Compile {
-                name: name.to_owned(),
-                reason,
-            }
-        }
-    }
-
-    /// Precompiles a component for this engine (the bytes `pack` embeds).
-    pub fn precompile(&self, bytes: &[u8], name: &str) -> Result<Vec<u8>, LoadError> {
-        compiler::precompile(&self.engine, bytes).map_err(|e| self.load_error(name, e))
-    }
-
-    /// Compiles component bytes once for `pack`: the precompiled code it
-    /// embeds, and the plugin loaded from that same code (for its
-    /// manifest), instead of compiling twice (an 18 MB Python component
-    /// takes seconds per compile).
-    pub async fn load_and_precompile(
-        &self,
-        bytes: &[u8],
-        name: &str,
-    ) -> Result<(PluginComponent, Vec<u8>), LoadError> {
-        if let Some(what) = not_a_component(bytes) {
-            return Err(LoadError::NotAComponent {
-                name: name.to_owned(),
-                what: what.into_owned(),
-            });
-        }
-        let precompiled = self.precompile(bytes, name)?;
-        // SAFETY: `precompiled` was made a line above, in this process, by
-        // this engine: it is the compiler's own output, never bytes read
-        // from anywhere.
-        let component = unsafe { Component::deserialize(&self.engine, &precompiled) }
-            .map_err(|e| self.load_error(name, e))?;
-        let loaded = self.prepare(component, name, None, None).await?;
-        Ok((loaded, precompiled))
     }
 
     /// Loads the plugin of a packed file that is NOT the running executable
@@ -459,114 +370,6 @@ impl Runtime {
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
         Ok(store)
-    }
-}
-
-/// The bytes of plugin file `path`: a regular file, read up to the limit
-/// of a plugin file whatever size it reports (a file under `/proc` may say
-/// 0 and never end).
-pub fn read_plugin_file(path: &Path) -> Result<Vec<u8>, LoadError> {
-    use std::io::Read;
-    regular_file(path)?;
-    let error = |source| LoadError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    // Opened without blocking (a FIFO put in its place after the check
-    // above would block an open), then checked again on the open file.
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path).map_err(error)?;
-    if !file.metadata().map_err(error)?.is_file() {
-        return Err(error(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, socket or device is never read)",
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_PLUGIN_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(error)?;
-    if bytes.len() as u64 > MAX_PLUGIN_FILE {
-        return Err(error(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("more than the {MAX_PLUGIN_FILE}-byte limit of a plugin file"),
-        )));
-    }
-    Ok(bytes)
-}
-
-/// Refuses what must not be read as a plugin file: anything but a regular
-/// file (a FIFO would block the reader forever, a device never end) and
-/// files over [`MAX_PLUGIN_FILE`].
-pub(crate) fn regular_file(path: &Path) -> Result<(), LoadError> {
-    let refuse = |why: String| LoadError::Read {
-        path: path.to_owned(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
-    };
-    let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    if meta.is_dir() {
-        return Err(refuse("it is a directory, not a plugin file".into()));
-    }
-    if !meta.is_file() {
-        return Err(refuse(
-            "not a regular file (a FIFO, socket or device is never read)".into(),
-        ));
-    }
-    if meta.len() > MAX_PLUGIN_FILE {
-        return Err(refuse(format!(
-            "{} bytes, more than the {MAX_PLUGIN_FILE}-byte limit of a plugin file",
-            meta.len()
-        )));
-    }
-    Ok(())
-}
-
-/// What `bytes` are if they are plainly not a component, from their first
-/// bytes; `None` when they start like one (the engine says the rest).
-fn not_a_component(bytes: &[u8]) -> Option<std::borrow::Cow<'static, str>> {
-    if !bytes.starts_with(b"\0asm") && crate::pack::has_trailer(bytes) {
-        return Some(match crate::policy::wording::wording().program() {
-            Some(program) => {
-                format!("a packed plugin (run it directly, or `{program} inspect` / `call` it)")
-                    .into()
-            }
-            None => "a packed plugin (run it directly)".into(),
-        });
-    }
-    plain_kind(bytes).map(std::borrow::Cow::Borrowed)
-}
-
-/// What `bytes` are, from their first bytes, if not a component.
-fn plain_kind(bytes: &[u8]) -> Option<&'static str> {
-    const COMPONENT: [u8; 8] = *b"\0asm\x0d\0\x01\0";
-    match bytes {
-        [] => Some("an empty file"),
-        _ if bytes.starts_with(&COMPONENT) => None,
-        _ if bytes.starts_with(b"\0asm\x01\0\0\0") => {
-            Some("a core WebAssembly module (built for wasm32-wasip1 or wasm32-unknown-unknown?)")
-        }
-        _ if bytes.starts_with(b"\0asm") => {
-            Some("WebAssembly of a version this engine does not read")
-        }
-        _ if bytes.starts_with(b"\x7fELF") => Some(
-            "a native ELF executable or library (built for the host? a packed plugin is run directly, or read with `inspect`)",
-        ),
-        _ if bytes.starts_with(b"MZ") => Some("a Windows executable"),
-        [0xcf | 0xce, 0xfa, 0xed, 0xfe, ..] | [0xca, 0xfe, 0xba, 0xbe, ..] => {
-            Some("a macOS executable")
-        }
-        _ if std::str::from_utf8(&bytes[..bytes.len().min(1024)]).is_ok()
-            && !bytes[..bytes.len().min(1024)].contains(&0) =>
-        {
-            Some("a text file")
-        }
-        _ => Some("not WebAssembly (it does not start with the \\0asm magic)"),
     }
 }
 
