@@ -181,6 +181,8 @@ impl CompileCache {
         }
         let path = self.path_for(engine, bytes);
         if own_file(&path) {
+            // The functions the compile wrote still count.
+            self.trim_if_grown();
             return;
         }
         let stored = component

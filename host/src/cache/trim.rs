@@ -96,7 +96,13 @@ pub(crate) fn trim(dir: &Path, usage: &Usage, limit: u64) -> Trimmed {
         (dir.to_path_buf(), is_component as fn(&str) -> bool),
         (dir.join("functions"), is_function),
     ] {
-        let Ok(listing) = std::fs::read_dir(&folder) else {
+        // A folder that is a link is not the cache's: never listed, so
+        // nothing it points to is removed.
+        let is_folder = std::fs::symlink_metadata(&folder).is_ok_and(|meta| meta.is_dir());
+        let Ok(listing) = std::fs::read_dir(&folder)
+            .map_err(drop)
+            .and_then(|listing| if is_folder { Ok(listing) } else { Err(()) })
+        else {
             continue;
         };
         for entry in listing.flatten() {
@@ -164,8 +170,24 @@ pub(crate) fn trim_if_grown(dir: &Path, usage: &Usage) {
     }
 }
 
-/// Renews a loaded file's modification time: the trims' "used".
+/// A file whose modification time is more recent than this is not renewed
+/// on load: the trims' order needs no finer clock, and a host that starts
+/// the same plugin often writes nothing.
+const RENEW_AFTER: Duration = Duration::from_secs(3600);
+
+/// Renews a loaded file's modification time, the trims' "used", unless it
+/// is recent already.
 pub(crate) fn touch(path: &Path) {
+    let recent = std::fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .is_ok_and(|modified| {
+            SystemTime::now()
+                .duration_since(modified)
+                .is_ok_and(|age| age < RENEW_AFTER)
+        });
+    if recent {
+        return;
+    }
     let renewed = std::fs::File::options()
         .write(true)
         .open(path)

@@ -49,7 +49,9 @@ impl Runtime {
                 after.refused - before.refused
             );
         }
-        if let Some(cache) = &self.cache {
+        // A compile through the cache ends its writes here; one without
+        // (`check`'s) is kept, and the cache trimmed, by `CompileCache::keep`.
+        if let Some(cache) = cache {
             cache.trim_if_grown();
         }
         compiled.map_err(|e| self.load_error(name, e))
@@ -77,7 +79,12 @@ impl Runtime {
 
     /// Precompiles a component for this engine (the bytes `pack` embeds).
     pub fn precompile(&self, bytes: &[u8], name: &str) -> Result<Vec<u8>, LoadError> {
-        compiler::precompile(&self.engine, bytes).map_err(|e| self.load_error(name, e))
+        let precompiled = compiler::precompile(&self.engine, bytes);
+        // `pack` and `install` write the functions they compiled.
+        if let Some(cache) = &self.cache {
+            cache.trim_if_grown();
+        }
+        precompiled.map_err(|e| self.load_error(name, e))
     }
 
     /// Compiles component bytes once for `pack`: the precompiled code it

@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use super::{Trimmed, Usage, trim};
+use super::{Trimmed, Usage, touch, trim};
 
 /// A file of `len` bytes whose modification time is `age_secs` ago.
 fn file(path: &Path, len: usize, age_secs: u64) {
@@ -126,4 +126,38 @@ fn a_link_is_removed_never_followed() {
     trim(dir.path(), &Usage::default(), 0);
     assert!(!dir.path().join("ab-cd.cwasm").exists());
     assert_eq!(std::fs::read(&target).unwrap().len(), 4000);
+}
+
+/// A `functions` folder that is a link is not the cache's: nothing in the
+/// folder it points to is counted or removed.
+#[cfg(unix)]
+#[test]
+fn a_functions_folder_that_is_a_link_is_not_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let precious = outside.path().join(function(1));
+    file(&precious, 4000, 900);
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("functions")).unwrap();
+    let done = trim(dir.path(), &Usage::default(), 0);
+    assert_eq!(done, Trimmed::default());
+    assert!(precious.exists());
+}
+
+/// A load renews a file's time only when it is not recent already.
+#[test]
+fn touch_renews_an_old_file_and_leaves_a_recent_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.cwasm");
+    file(&old, 10, 7 * 86_400);
+    touch(&old);
+    let age = |path: &Path| {
+        SystemTime::now()
+            .duration_since(std::fs::metadata(path).unwrap().modified().unwrap())
+            .unwrap_or_default()
+    };
+    assert!(age(&old) < Duration::from_secs(60));
+    let recent = dir.path().join("recent.cwasm");
+    file(&recent, 10, 600);
+    touch(&recent);
+    assert!(age(&recent) >= Duration::from_secs(590));
 }
