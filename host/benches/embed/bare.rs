@@ -103,14 +103,18 @@ impl Bare {
         Bare { store, bindings }
     }
 
+    /// One call of `execute-tool` (the peers bench's first call).
+    #[allow(dead_code)]
+    pub async fn call_once(&mut self, arguments: &str) {
+        let call = echo_call(arguments);
+        let plugin = self.bindings.lingxi_plugin_plugin();
+        let answer = plugin.call_execute_tool(&mut self.store, &call).await;
+        assert!(matches!(answer, Ok(Ok(_))), "{answer:?}");
+    }
+
     /// µs per warm call of `execute-tool`, median of `rounds` × `calls`.
     pub async fn cost(&mut self, calls: usize, rounds: usize, arguments: &str) -> f64 {
-        let call = types::ToolCall {
-            tool_name: "probe.echo".into(),
-            arguments: arguments.into(),
-            session_id: "bench".into(),
-            tool_call_id: "bench-1".into(),
-        };
+        let call = echo_call(arguments);
         let plugin = self.bindings.lingxi_plugin_plugin();
         let mut samples = Vec::new();
         for round in 0..=rounds {
@@ -124,6 +128,16 @@ impl Bare {
             }
         }
         crate::common::median(samples)
+    }
+}
+
+/// A call of `probe.echo` with `arguments`.
+fn echo_call(arguments: &str) -> types::ToolCall {
+    types::ToolCall {
+        tool_name: "probe.echo".into(),
+        arguments: arguments.into(),
+        session_id: "bench".into(),
+        tool_call_id: "bench-1".into(),
     }
 }
 

@@ -31,24 +31,13 @@ use lingxi_wasm_host::CallOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::median;
+use common::{median, rss};
 use lingxi_wasm_host::{PluginOptions, PluginSet, ReceiptSlot, Runtime, RuntimeConfig, no_grant};
 
 const CALLS: usize = 20_000;
 const ROUNDS: usize = 7;
 const SESSIONS: usize = 10_000;
 const ARGS: &str = r#"{"q":1}"#;
-
-/// Resident memory of this process, in bytes (Linux; 0 elsewhere).
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
 
 fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "NOT met" }
