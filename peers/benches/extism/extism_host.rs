@@ -3,16 +3,16 @@
 //! once and instantiated from the compiled form, as an Extism host that
 //! keeps many instances would.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use extism::{CompiledPlugin, Manifest, PTR, Plugin, PluginBuilder, UserData, Wasm, host_fn};
 
 use crate::common::{cargo, median, root};
 
-/// Builds the plug-in and returns its file.
-pub fn build() -> PathBuf {
-    let target = "wasm32-unknown-unknown";
+/// The plug-in built for `target` (`wasm32-unknown-unknown`, or
+/// `wasm32-wasip1` for the WASI sleep), and its file.
+pub fn build(target: &str) -> PathBuf {
     cargo(&[
         "build",
         "--target",
@@ -24,7 +24,7 @@ pub fn build() -> PathBuf {
         "--target-dir",
         "target/guests",
     ]);
-    root().join("target/guests/wasm32-unknown-unknown/guest/extism_echo.wasm")
+    root().join(format!("target/guests/{target}/guest/extism_echo.wasm"))
 }
 
 // The host function the plug-in's `sleep` blocks in, as an Extism host's
@@ -35,18 +35,36 @@ host_fn!(sleep_ms(ms: String) -> String {
     Ok(format!("slept {ms} ms"))
 });
 
-/// The plug-in compiled for instances with `limits`: a call timeout and a
-/// memory cap (in 64 KiB pages), or neither.
-pub fn compiled(wasm: &[u8], limits: Option<(Duration, u32)>) -> CompiledPlugin {
-    let mut manifest = Manifest::new([Wasm::data(wasm.to_vec())]);
-    if let Some((timeout, pages)) = limits {
+/// How an Extism plug-in is set up.
+#[derive(Clone, Copy, Default)]
+pub struct Setup {
+    /// A call timeout and a memory cap (in 64 KiB pages), or neither.
+    pub limits: Option<(Duration, u32)>,
+    /// wasmtime's pooling allocator, as `Runtime`'s pooled engine has.
+    pub pooled: bool,
+    /// WASI (preview 1), for the plug-in built for `wasm32-wasip1`.
+    pub wasi: bool,
+}
+
+/// The plug-in in `file` compiled once for instances set up as `setup`
+/// says. The manifest names the file (not its bytes): an instance keeps a
+/// copy of its manifest, and bytes in it would be a copy of the plug-in.
+pub fn compiled(file: &Path, setup: Setup) -> CompiledPlugin {
+    let mut manifest = Manifest::new([Wasm::file(file)]);
+    if let Some((timeout, pages)) = setup.limits {
         manifest = manifest.with_timeout(timeout).with_memory_max(pages);
     }
-    PluginBuilder::new(manifest)
-        .with_wasi(false)
-        .with_function("sleep_ms", [PTR], [PTR], UserData::new(()), sleep_ms)
-        .compile()
-        .expect("extism compile")
+    let mut builder = PluginBuilder::new(manifest)
+        .with_wasi(setup.wasi)
+        .with_function("sleep_ms", [PTR], [PTR], UserData::new(()), sleep_ms);
+    if setup.pooled {
+        let mut config = wasmtime43::Config::new();
+        config.allocation_strategy(wasmtime43::InstanceAllocationStrategy::Pooling(
+            wasmtime43::PoolingAllocationConfig::default(),
+        ));
+        builder = builder.with_wasmtime_config(config);
+    }
+    builder.compile().expect("extism compile")
 }
 
 /// One instance, answering its first call.

@@ -27,6 +27,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{median, rss};
+use extism_host::Setup;
 
 const CALLS: usize = 20_000;
 const ROUNDS: usize = 7;
@@ -46,6 +47,17 @@ struct Guests {
     probe: PathBuf,
     testbed: PathBuf,
     extism: PathBuf,
+    /// The same plug-in built for `wasm32-wasip1` (its WASI sleep).
+    extism_wasi: PathBuf,
+}
+
+/// Extism's plug-in with a timeout and the memory cap of the project's
+/// default, `limit` the timeout.
+fn capped(limit: Duration) -> Setup {
+    Setup {
+        limits: Some((limit, MEMORY_PAGES)),
+        ..Setup::default()
+    }
 }
 
 fn main() {
@@ -56,24 +68,24 @@ fn main() {
     let guests = Guests {
         probe: folder.join("probe.wasm"),
         testbed: folder.join("testbed.wasm"),
-        extism: extism_host::build(),
+        extism: extism_host::build("wasm32-unknown-unknown"),
+        extism_wasi: extism_host::build("wasm32-wasip1"),
     };
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("tokio");
-    let wasm = std::fs::read(&guests.extism).expect("extism plug-in");
     println!("\nthe probe's echo beside Extism 1.30.0 (extism-pdk 1.4.1, wasm32-unknown-unknown)");
-    per_call(&tokio, &guests, &wasm);
-    first_call(&tokio, &guests, &wasm);
+    per_call(&tokio, &guests);
+    first_call(&tokio, &guests);
     memory(&guests);
-    enforcement(&tokio, &guests, &wasm);
+    enforcement(&tokio, &guests);
 }
 
-fn per_call(tokio: &tokio::runtime::Runtime, guests: &Guests, wasm: &[u8]) {
-    let unlimited = extism_host::compiled(wasm, None);
-    let limited = extism_host::compiled(wasm, Some((Duration::from_secs(10), MEMORY_PAGES)));
+fn per_call(tokio: &tokio::runtime::Runtime, guests: &Guests) {
+    let unlimited = extism_host::compiled(&guests.extism, Setup::default());
+    let limited = extism_host::compiled(&guests.extism, capped(Duration::from_secs(10)));
     let mut free = extism_host::instance(&unlimited, ARGS);
     let mut capped = extism_host::instance(&limited, ARGS);
     let [mut session, mut floor, mut extism, mut extism_capped]: [Vec<f64>; 4] = Default::default();
@@ -107,17 +119,33 @@ fn per_call(tokio: &tokio::runtime::Runtime, guests: &Guests, wasm: &[u8]) {
     );
 }
 
-fn first_call(tokio: &tokio::runtime::Runtime, guests: &Guests, wasm: &[u8]) {
-    let limited = extism_host::compiled(wasm, Some((Duration::from_secs(10), MEMORY_PAGES)));
-    let extism = median(
-        (0..FIRST_CALLS)
-            .map(|_| {
-                let start = std::time::Instant::now();
-                drop(extism_host::instance(&limited, ARGS));
-                start.elapsed().as_secs_f64() * 1e6
-            })
-            .collect(),
+/// Median µs of `n` runs of `make` (what is dropped afterwards is not timed).
+fn timed<T>(n: usize, mut make: impl FnMut() -> T) -> f64 {
+    let mut kept = Vec::with_capacity(1);
+    let times = (0..n)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            let made = make();
+            let took = start.elapsed().as_secs_f64() * 1e6;
+            kept.clear();
+            kept.push(made);
+            took
+        })
+        .collect();
+    median(times)
+}
+
+fn first_call(tokio: &tokio::runtime::Runtime, guests: &Guests) {
+    let limited = extism_host::compiled(&guests.extism, capped(Duration::from_secs(10)));
+    let extism = timed(FIRST_CALLS, || extism_host::instance(&limited, ARGS));
+    let pooled = extism_host::compiled(
+        &guests.extism,
+        Setup {
+            pooled: true,
+            ..capped(Duration::from_secs(10))
+        },
     );
+    let extism_pooled = timed(FIRST_CALLS, || extism_host::instance(&pooled, ARGS));
     let (session, floor) = tokio.block_on(async {
         let set = ours::set(&[&guests.probe], FIRST_CALLS + 16).await;
         let session = ours::first_calls(&set, FIRST_CALLS, ARGS).await;
@@ -128,13 +156,17 @@ fn first_call(tokio: &tokio::runtime::Runtime, guests: &Guests, wasm: &[u8]) {
             let mut instance = bare::Bare::instance(&prepared).await;
             instance.call_once(ARGS).await;
             floor.push(start.elapsed().as_secs_f64() * 1e6);
+            drop(instance);
         }
         (session, median(floor))
     });
-    println!("instantiate + first call, µs (median of {FIRST_CALLS}; compiled once before)");
-    println!("  new session + call_tool (pooled runtime)                   {session:8.1}");
-    println!("  bare wasmtime: instantiate, initialize, call              {floor:8.1}");
+    println!(
+        "instantiate + first call, µs (median of {FIRST_CALLS}; compiled once before; drops not timed)"
+    );
+    println!("  new session + call_tool (pooled runtime)                  {session:8.1}");
+    println!("  bare wasmtime: instantiate, initialize, call (not pooled) {floor:8.1}");
     println!("  Extism Plugin::new_from_compiled + call (capped)          {extism:8.1}");
+    println!("  the same on wasmtime's pooling allocator                  {extism_pooled:8.1}");
 }
 
 fn memory(guests: &Guests) {
@@ -185,9 +217,7 @@ fn memory_child(side: &str) {
             (rss() - before) as f64 / INSTANCES as f64
         }),
         _ => {
-            let wasm = std::fs::read(&extism).expect("plug-in");
-            let limited =
-                extism_host::compiled(&wasm, Some((Duration::from_secs(10), MEMORY_PAGES)));
+            let limited = extism_host::compiled(&extism, capped(Duration::from_secs(10)));
             let before = rss();
             let kept: Vec<_> = (0..INSTANCES)
                 .map(|_| extism_host::instance(&limited, ARGS))
@@ -200,39 +230,46 @@ fn memory_child(side: &str) {
     println!("{:.1}", per_instance / 1024.0);
 }
 
-fn enforcement(tokio: &tokio::runtime::Runtime, guests: &Guests, wasm: &[u8]) {
-    let limited = extism_host::compiled(wasm, Some((LIMIT, MEMORY_PAGES)));
-    let mut extism = extism_host::instance(&limited, ARGS);
+fn enforcement(tokio: &tokio::runtime::Runtime, guests: &Guests) {
+    let limited = extism_host::compiled(&guests.extism, capped(LIMIT));
+    let wasi = extism_host::compiled(
+        &guests.extism_wasi,
+        Setup {
+            wasi: true,
+            ..capped(LIMIT)
+        },
+    );
+    // A fresh instance for each case: a call stopped by its limit may
+    // leave the one before unusable.
     let theirs = [
-        extism_host::outcome(&mut extism, "spin", ""),
-        {
-            let mut fresh = extism_host::instance(&limited, ARGS);
-            extism_host::outcome(&mut fresh, "sleep", "2000")
-        },
-        {
-            let mut fresh = extism_host::instance(&limited, ARGS);
-            extism_host::outcome(&mut fresh, "alloc_mib", "512")
-        },
-    ];
-    let mine = tokio.block_on(ours::enforcement(&guests.testbed, LIMIT));
+        (&limited, "spin", ""),
+        (&wasi, "wasi_sleep", "2000"),
+        (&limited, "sleep", "2000"),
+        (&limited, "alloc_mib", "512"),
+    ]
+    .map(|(compiled, function, input)| {
+        extism_host::outcome(&mut extism_host::instance(compiled, ARGS), function, input)
+    });
+    let [spin, sleep, alloc] = tokio.block_on(ours::enforcement(&guests.testbed, LIMIT));
+    let mine = [Some(spin), Some(sleep), None, Some(alloc)];
     println!(
         "what each enforces (limit {} ms a call, 256 MiB an instance; what the call ended in, after how long)",
         LIMIT.as_millis()
     );
     let cases = [
         "a call that spins",
-        "a call blocked 2 s in the host",
+        "a call that sleeps 2 s through WASI (wasi:clocks; Extism: wasm32-wasip1)",
+        "a call blocked 2 s in a host function that does not watch its time (Extism's own)",
         "allocating 512 MiB",
     ];
-    for ((case, (our_time, ours_said)), (their_time, their_said)) in
-        cases.iter().zip(mine).zip(theirs)
-    {
+    for ((case, ours), (their_time, their_said)) in cases.iter().zip(mine).zip(theirs) {
         println!("  {case}");
-        println!(
-            "    call_tool  {:>7.0} ms  {}",
-            ms(our_time),
-            clip(&ours_said)
-        );
+        match ours {
+            Some((took, said)) => println!("    call_tool  {:>7.0} ms  {}", ms(took), clip(&said)),
+            None => println!(
+                "    call_tool        -     (the project's host functions are its own, async)"
+            ),
+        }
         println!(
             "    Extism     {:>7.0} ms  {}",
             ms(their_time),

@@ -82,7 +82,7 @@ pub async fn memory(probe: &Path, n: usize, arguments: &str) -> f64 {
 /// The testbed's `spin`, `sleep-ms 2000` and `alloc-mib 512`, each within
 /// `limit` (and the default 256 MiB memory cap): after how long each call
 /// ended, and what it said.
-pub async fn enforcement(testbed: &Path, limit: Duration) -> Vec<(Duration, String)> {
+pub async fn enforcement(testbed: &Path, limit: Duration) -> [(Duration, String); 3] {
     let set = set(&[testbed], 16).await;
     let mut outcomes = Vec::new();
     for (tool, arguments) in [("spin", ""), ("sleep-ms", "2000"), ("alloc-mib", "512")] {
@@ -103,5 +103,5 @@ pub async fn enforcement(testbed: &Path, limit: Duration) -> Vec<(Duration, Stri
         ));
         session.close().await;
     }
-    outcomes
+    outcomes.try_into().expect("three cases")
 }
