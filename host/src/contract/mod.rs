@@ -190,10 +190,10 @@ impl ToolContract {
         roots: &Roots,
         validate: bool,
     ) -> Result<Checked, ContractError> {
-        let validator = self.validator.as_ref().filter(|_| validate);
-        if validator.is_none() && self.annotations.paths.is_empty() {
+        if !self.looks_at_arguments(validate) {
             return Ok(Checked::default());
         }
+        let validator = self.validator.as_ref().filter(|_| validate);
         let text = if arguments.trim().is_empty() {
             "{}"
         } else {
@@ -227,6 +227,13 @@ impl ToolContract {
             arguments: Some(arguments),
             paths,
         })
+    }
+
+    /// Whether a call's arguments are looked at: validated against a
+    /// schema (when `validate`), or searched for path parameters. A tool
+    /// that does neither passes its arguments on as they are.
+    pub(crate) fn looks_at_arguments(&self, validate: bool) -> bool {
+        (validate && self.validator.is_some()) || !self.annotations.paths.is_empty()
     }
 
     /// Whether checking `arguments` may take long: it reads the filesystem

@@ -16,6 +16,7 @@
 //! it is.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpHooks};
 
@@ -42,7 +43,7 @@ pub(crate) struct Gate {
     offline_denials: std::sync::atomic::AtomicU32,
     /// The running call's first such refusal, for its error text (set from
     /// a request's future too, when its body is refused).
-    note: Arc<std::sync::Mutex<Option<String>>>,
+    note: Arc<CallNote>,
     /// The plugin's secrets: hidden in what a refusal says, and looked
     /// for in requests to hosts a secret is not bound to.
     redactor: Option<Arc<Redactor>>,
@@ -68,7 +69,7 @@ impl HttpGate {
     /// The running call's first request refused for want of the network,
     /// worded for its error text (taken: the next call starts without).
     pub(crate) fn take_note(&mut self) -> Option<String> {
-        note(&self.hooks.note).take()
+        self.hooks.note.take()
     }
 
     /// Lets requests through that `net` allows, recording them in
@@ -152,9 +153,39 @@ impl Gate {
     }
 }
 
-/// The note's slot, whatever a panicking holder left.
-fn note(slot: &std::sync::Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Option<String>> {
-    slot.lock().unwrap_or_else(|e| e.into_inner())
+/// A call's first refused request, worded for its error text. A flag says
+/// whether one was put, so that a call that made no request (most calls)
+/// takes nothing under a lock.
+#[derive(Default)]
+struct CallNote {
+    put: AtomicBool,
+    text: std::sync::Mutex<Option<String>>,
+}
+
+impl CallNote {
+    /// Puts the note `text` makes, unless the call has one already.
+    fn put_first(&self, text: impl FnOnce() -> String) {
+        let mut slot = self.slot();
+        if slot.is_none() {
+            *slot = Some(text());
+            self.put.store(true, Ordering::Release);
+        }
+    }
+
+    /// The note, taken: the next call starts without one.
+    fn take(&self) -> Option<String> {
+        if !self.put.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut slot = self.slot();
+        self.put.store(false, Ordering::Relaxed);
+        slot.take()
+    }
+
+    /// The slot, whatever a panicking holder left.
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.text.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A request refused for carrying a bound secret to a host it may not go
@@ -218,13 +249,15 @@ impl WasiHttpHooks for Gate {
             format!("{scheme}://{host}")
         };
         if !self.allows(uri) {
-            if self.net.is_none() && note(&self.note).is_none() {
-                let refused = format!("{} {}", request.method(), authority());
-                *note(&self.note) = Some(format!(
-                    "{}: the plugin has no network access; {}",
-                    super::refusals::shown(&refused, crate::limits::MAX_LOGGED_PATH),
-                    super::refusals::needs_network()
-                ));
+            if self.net.is_none() {
+                self.note.put_first(|| {
+                    let refused = format!("{} {}", request.method(), authority());
+                    format!(
+                        "{}: the plugin has no network access; {}",
+                        super::refusals::shown(&refused, crate::limits::MAX_LOGGED_PATH),
+                        super::refusals::needs_network()
+                    )
+                });
             }
             self.effects.refused(
                 || format!("{} {}", request.method(), authority()),
@@ -242,7 +275,7 @@ impl WasiHttpHooks for Gate {
         }
         let host = uri.host().unwrap_or("").to_owned();
         if let Some(refusal) = self.carries_bound_secret(&host, &request) {
-            note(&self.note).get_or_insert(refusal);
+            self.note.put_first(|| refusal);
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         }
         // The body is read whole before anything is sent when a secret
@@ -286,7 +319,7 @@ impl WasiHttpHooks for Gate {
                             host: &host,
                         }
                         .say("its body", name, hosts);
-                        note(&call_note).get_or_insert(refusal);
+                        call_note.put_first(|| refusal);
                         return Err(wasmtime_wasi_http::Error::HttpRequestDenied);
                     }
                     let body = http_body_util::Full::new(body).map_err(|never| match never {});
@@ -303,5 +336,22 @@ impl WasiHttpHooks for Gate {
                 Box::new(io) as Box<dyn Future<Output = _> + Send>,
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CallNote;
+
+    #[test]
+    fn a_call_note_keeps_the_first_refusal_and_is_taken_once() {
+        let note = CallNote::default();
+        assert_eq!(note.take(), None);
+        note.put_first(|| "first".into());
+        note.put_first(|| panic!("a second refusal is not worded"));
+        assert_eq!(note.take().as_deref(), Some("first"));
+        assert_eq!(note.take(), None, "taken: the next call starts without");
+        note.put_first(|| "next".into());
+        assert_eq!(note.take().as_deref(), Some("next"));
     }
 }

@@ -51,6 +51,17 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<(), CallError> {
+        if self.is_live()? {
+            return Ok(());
+        }
+        self.start_live(call, deadline).await
+    }
+
+    /// Whether the live instance can take the call as it is: an error if
+    /// the plugin's breaker refuses calls; `false` if there is no instance,
+    /// the previous call was cancelled in it, or it mounts another root.
+    /// (Not async: the way of most calls makes no future for it.)
+    pub(super) fn is_live(&mut self) -> Result<bool, CallError> {
         if let Some(refusal) = self
             .tasks
             .breaker
@@ -65,11 +76,18 @@ impl PluginHost {
             );
             self.live = None;
         }
-        if let Some(live) = &self.live
-            && live.root == self.desired_root()
-        {
-            return Ok(());
-        }
+        Ok(self
+            .live
+            .as_ref()
+            .is_some_and(|live| live.root == self.desired_root()))
+    }
+
+    /// Starts an instance for `call` (see [`PluginHost::ensure_live`]).
+    pub(super) async fn start_live(
+        &mut self,
+        call: &Call<'_>,
+        deadline: &mut Deadline,
+    ) -> Result<(), CallError> {
         let root = self.desired_root();
         if self.live.is_some() {
             let now = match root.as_deref() {

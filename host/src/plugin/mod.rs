@@ -294,7 +294,9 @@ impl PluginHost {
         tool_limit: Option<Duration>,
     ) -> Result<String, CallError> {
         let call = Call::Tool(call);
-        self.ensure_live(&call, &mut deadline).await?;
+        if !self.is_live()? {
+            self.start_live(&call, &mut deadline).await?;
+        }
         // The tool's own timeout, when it ends the call sooner.
         let own = tool_limit.and_then(|limit| deadline.within(limit));
         let reply = match own {

@@ -15,6 +15,8 @@ mod replace;
 mod session;
 mod tools;
 
+use tools::ToolOwner;
+
 pub use approval::{ApprovalFuture, Approver, PreparedCall};
 pub use catalog::{Catalog, CatalogCommand, CatalogTool};
 pub use replace::NewGrants;
@@ -73,8 +75,8 @@ impl Member {
 #[derive(Default, Clone)]
 pub(crate) struct Members {
     pub(crate) list: Vec<Arc<Member>>,
-    /// Tool name → index in `list`.
-    pub(crate) tools: HashMap<String, usize>,
+    /// Tool name → who answers it (one lookup on the way of a call).
+    pub(crate) tools: HashMap<String, ToolOwner>,
     /// Command name or alias, lower-cased (LingXi routes commands
     /// case-insensitively) → index in `list`.
     pub(crate) commands: HashMap<String, usize>,
@@ -341,7 +343,8 @@ impl PluginSet {
         let members = Arc::make_mut(&mut self.members);
         let index = members.list.len();
         for tool in &handshake.tools {
-            members.tools.insert(tool.name.clone(), index);
+            let owner = ToolOwner::of(index, &contracts, &tool.name);
+            members.tools.insert(tool.name.clone(), owner);
         }
         for command in &handshake.commands {
             for name in std::iter::once(&command.name).chain(&command.aliases) {
@@ -368,8 +371,8 @@ impl PluginSet {
         let owner = |index: usize| self.members.list[index].id().to_owned();
         let mut clashes = Vec::new();
         for tool in &handshake.tools {
-            if let Some(&index) = self.members.tools.get(&tool.name) {
-                clashes.push(Clash::tool(&tool.name, owner(index)));
+            if let Some(taken) = self.members.tools.get(&tool.name) {
+                clashes.push(Clash::tool(&tool.name, owner(taken.index)));
             }
         }
         for command in &handshake.commands {

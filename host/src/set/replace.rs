@@ -85,7 +85,8 @@ impl Members {
         };
         for (index, member) in members.list.iter().enumerate() {
             for tool in &member.handshake.tools {
-                members.tools.insert(tool.name.clone(), index);
+                let owner = super::tools::ToolOwner::of(index, &member.contracts, &tool.name);
+                members.tools.insert(tool.name.clone(), owner);
             }
             for command in &member.handshake.commands {
                 for name in std::iter::once(&command.name).chain(&command.aliases) {

@@ -11,12 +11,30 @@ use std::time::Duration;
 use super::approval::PreparedCall;
 use super::instance::{instance_in, locked, push_number};
 use super::{Member, Session};
-use crate::contract::{Checked, ContractError, Roots, ToolContract};
+use crate::contract::{Checked, ContractError, Contracts, Roots, ToolContract};
 use crate::deadline::Deadline;
 use crate::effects::ReceiptSlot;
 use crate::error::CallError;
 use crate::options::CallOptions;
 use crate::text::shown_name;
+
+/// Who answers a tool: its owner's index in [`Members::list`](super::Members) and the
+/// tool's contract, if it declared one.
+#[derive(Clone)]
+pub(crate) struct ToolOwner {
+    pub(crate) index: usize,
+    pub(crate) contract: Option<Arc<ToolContract>>,
+}
+
+impl ToolOwner {
+    /// Tool `name` of the `index`th plugin, whose contracts are `contracts`.
+    pub(super) fn of(index: usize, contracts: &Contracts, name: &str) -> ToolOwner {
+        ToolOwner {
+            index,
+            contract: contracts.tool(name).cloned(),
+        }
+    }
+}
 
 /// A tool of the session: its owner's index and entry, and its contract.
 type Tool<'a> = (usize, &'a Arc<Member>, Option<&'a Arc<ToolContract>>);
@@ -54,8 +72,14 @@ impl Session {
         // No approval to ask: checked and run within one deadline, without
         // a `PreparedCall` (no copies on the way of every call).
         let deadline = options.deadline(&member.limits);
-        let checked = self.checked(member, contract, name, arguments, deadline);
-        let checked = checked.await?;
+        // Arguments nothing looks at make no future on the way of the call.
+        let checked = match contract {
+            Some(c) if c.looks_at_arguments(member.validate) => {
+                self.checked(member, contract, name, arguments, deadline)
+                    .await?
+            }
+            _ => Checked::default(),
+        };
         let arguments = checked.arguments.as_deref().unwrap_or(arguments);
         let run = Run {
             deadline,
@@ -104,13 +128,13 @@ impl Session {
 
     /// Tool `name`: its owner's index and entry, and its contract.
     fn tool(&self, name: &str) -> Result<Tool<'_>, CallError> {
-        let Some(&index) = self.members.tools.get(name) else {
+        let Some(owner) = self.members.tools.get(name) else {
             return Err(CallError::NoSuchTool {
                 name: shown_name(name),
             });
         };
-        let member = &self.members.list[index];
-        Ok((index, member, member.contracts.tool(name)))
+        let member = &self.members.list[owner.index];
+        Ok((owner.index, member, owner.contract.as_ref()))
     }
 
     /// `arguments` checked against `contract` within `deadline`.
