@@ -26,6 +26,10 @@ pub struct RuntimeConfig {
     pub memory_cow: bool,
     /// Keep compiled components here (see [`CompileCache`]).
     pub cache: Option<CompileCache>,
+    /// Which compiler makes native code of what this runtime loads
+    /// (default: Cranelift).
+    #[cfg(feature = "compiler")]
+    pub compiler: Compiler,
     /// Last word on the wasmtime configuration, applied after everything
     /// above. The one place wasmtime's own types show: use it for settings
     /// this crate does not name, at your own risk (it can undo the sandbox's
@@ -40,6 +44,8 @@ impl Default for RuntimeConfig {
             pooling: None,
             memory_cow: true,
             cache: None,
+            #[cfg(feature = "compiler")]
+            compiler: Compiler::default(),
             #[cfg(feature = "wasmtime-config")]
             tune: None,
         }
@@ -53,6 +59,11 @@ impl RuntimeConfig {
     /// uses it too, so that a packed start there accepts that code.
     pub(crate) fn wasmtime(&self) -> wasmtime::Config {
         let mut config = wasmtime::Config::new();
+        #[cfg(feature = "compiler")]
+        config.strategy(match self.compiler {
+            Compiler::Cranelift => wasmtime::Strategy::Cranelift,
+            Compiler::Winch => wasmtime::Strategy::Winch,
+        });
         config.epoch_interruption(true);
         config.memory_init_cow(self.memory_cow);
         if let Some(pooling) = &self.pooling {
@@ -72,6 +83,28 @@ impl RuntimeConfig {
             ..RuntimeConfig::default()
         }
     }
+}
+
+/// Which compiler turns a plugin's WebAssembly into native code. Both
+/// run under the same deadlines, memory limits and sandbox; what differs
+/// is the time to compile against the speed of the code (measured in the
+/// book, `performance/authoring.md`).
+#[cfg(feature = "compiler")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compiler {
+    /// Cranelift, optimizing: the fastest code. With a compile cache, each
+    /// function it compiles is kept too (`functions/`), so a second plugin
+    /// or an edit compiles only what changed.
+    #[default]
+    Cranelift,
+    /// Winch, wasmtime's baseline compiler: one pass, no optimization. A
+    /// Python or JavaScript plugin compiles in about a quarter of
+    /// Cranelift's time and its code runs about 1.4–1.8 times slower: for an
+    /// author's `check` and `call`, not for what is packed or installed.
+    /// Functions are not kept one by one (wasmtime's per-function cache is
+    /// Cranelift's); a whole compiled component is, under an engine hash of
+    /// its own, so neither compiler's code is ever loaded by the other.
+    Winch,
 }
 
 /// Slots of the pooling allocator. Reserving is address space only: memory

@@ -23,7 +23,8 @@
 //!   executable in place;
 //! - `linker`: where those decisions meet wasmtime-wasi (the linker, the
 //!   WASI context a policy becomes, the WASI functions the host replaces);
-//! - [`RuntimeConfig`]: the engine (pooling allocator, copy-on-write images);
+//! - [`RuntimeConfig`]: the engine (pooling allocator, copy-on-write images,
+//!   the compiler);
 //! - [`PluginHost`]: one plugin instance, typed calls, recovery after traps;
 //! - [`PluginSet`], [`Catalog`], [`Session`]: many plugins in one process,
 //!   their tools and commands, one instance per plugin per session;
@@ -130,6 +131,8 @@ pub mod types {
 }
 
 pub use cache::CompileCache;
+#[cfg(feature = "compiler")]
+pub use config::Compiler;
 #[cfg(feature = "compiler")]
 pub use config::precompile_for;
 pub use config::{InstanceShape, Pooling, RuntimeConfig};

@@ -12,7 +12,9 @@
 //!   (`config-check-py`, `md-outline-js`): its interpreter's functions come
 //!   from the cache;
 //! - **after an edit**: the probe with one line changed (the tool's answer),
-//!   `check` then `call`; the call must answer with the edited text.
+//!   `check` then `call`; the call must answer with the edited text;
+//! - the second plugin and the edit again with `--compiler winch`, each in
+//!   a cache of its own (Winch keeps no functions: each is a whole compile).
 //!
 //! Then ten Python plugins (the probe under ten ids, each with its own
 //! answer): `pack` of each with `--no-cache` against with one cache, and
@@ -107,6 +109,19 @@ fn main() {
             answer.contains("edited:"),
             "the edited probe answered {answer:?}: compiled code of the old one was used"
         );
+        // Winch: each step in a cache of its own, so nothing is reused.
+        let winch = |step: &str, args: &[&str], file: &Path| {
+            let cache = scratch.join(format!("cache-winch-{}-{step}", lang.code));
+            let mut args = args.to_vec();
+            args.extend(["--compiler", "winch"]);
+            timed(&launcher, scratch, &cache, &args, file)
+        };
+        let (winch_second_check, _) = winch("second", &["check"], &built.other);
+        let other_args = ["call", tool, arguments, "--workspace", ws];
+        let (winch_second_call, _) = winch("second", &other_args, &built.other);
+        let (winch_edit_check, _) = winch("edit", &["check"], &built.edited);
+        let (winch_edit_call, out) = winch("edit", &["call", "probe.echo", "{}"], &built.edited);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("edited:"));
         let base = secs(baseline);
         println!(
             "\n{} plugin ready to call, seconds (component {:.1} MB)",
@@ -119,6 +134,12 @@ fn main() {
             ("cold (empty cache) ", cold_check, cold_call),
             ("second plugin      ", second_check, second_call),
             ("after a one-line edit", edit_check, edit_call),
+            (
+                "winch: second plugin",
+                winch_second_check,
+                winch_second_call,
+            ),
+            ("winch: after the edit", winch_edit_check, winch_edit_call),
         ] {
             let ready = secs(check) + secs(call);
             println!(

@@ -17,7 +17,8 @@ use lingxi_wasm_host::protocol::dto::SnapshotDto;
 use lingxi_wasm_host::shape::ComponentShape;
 use lingxi_wasm_host::types::{Capability, InitializeRequest, Manifest};
 use lingxi_wasm_host::{
-    CompileCache, Limits, PluginHost, Runtime, convert, no_grant, pack, printable, read_plugin_file,
+    Limits, PluginHost, Runtime, RuntimeConfig, convert, no_grant, pack, printable,
+    read_plugin_file,
 };
 use serde_json::{Value, json};
 
@@ -72,19 +73,20 @@ pub struct Failed;
 
 /// Runs every check on `file` and prints the report; fails with [`Failed`]
 /// when there is an error (exit status 1), so 0 means none.
-/// The code compiled for the check is kept in `cache` for the next load.
+/// The engine is built as `settings` say; the code compiled for the check
+/// is kept in their compile cache for the next load.
 pub fn check(
     tokio: &tokio::runtime::Runtime,
     file: &Path,
     json: bool,
-    cache: Option<CompileCache>,
+    settings: RuntimeConfig,
 ) -> Result<()> {
     let mut report = Report::default();
     match read(file) {
         Ok(bytes) => {
             report.size = bytes.len();
             let name = file.display().to_string();
-            tokio.block_on(inspect(&bytes, &name, cache, &mut report));
+            tokio.block_on(inspect(&bytes, &name, settings, &mut report));
         }
         Err(e) => report.error("file", format!("{e:#}")),
     }
@@ -127,11 +129,7 @@ fn read(file: &Path) -> Result<Vec<u8>> {
     })
 }
 
-async fn inspect(bytes: &[u8], name: &str, cache: Option<CompileCache>, report: &mut Report) {
-    let settings = lingxi_wasm_host::RuntimeConfig {
-        cache,
-        ..Default::default()
-    };
+async fn inspect(bytes: &[u8], name: &str, settings: RuntimeConfig, report: &mut Report) {
     let runtime = match Runtime::with_config(settings) {
         Ok(runtime) => runtime,
         Err(e) => return report.error("engine", e.to_string()),

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 mod args;
-pub use args::{CacheArgs, ExportFormat, GrantArgs, PackArgs, RegistryArgs, TrustArgs};
+pub use args::{
+    CacheArgs, CompilerArgs, ExportFormat, GrantArgs, PackArgs, RegistryArgs, TrustArgs,
+};
 
 use crate::fetch::PluginSource;
 
@@ -36,6 +38,9 @@ pub struct Cli {
 
     #[command(flatten)]
     pub cache: CacheArgs,
+
+    #[command(flatten)]
+    pub compiler: CompilerArgs,
 
     #[command(flatten)]
     pub registry: RegistryArgs,
@@ -208,6 +213,8 @@ pub enum Command {
         #[command(flatten)]
         cache: CacheArgs,
         #[command(flatten)]
+        compiler: CompilerArgs,
+        #[command(flatten)]
         registry: RegistryArgs,
     },
     /// Learn the narrowest policy a plugin needs: run it in a recording
@@ -244,6 +251,8 @@ pub enum Command {
         #[command(flatten)]
         cache: CacheArgs,
         #[command(flatten)]
+        compiler: CompilerArgs,
+        #[command(flatten)]
         registry: RegistryArgs,
     },
     /// Serve a plugin's tools (and its slash commands, as prompts) over the
@@ -267,6 +276,8 @@ pub enum Command {
         grants: Box<GrantArgs>,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        compiler: CompilerArgs,
         #[command(flatten)]
         registry: RegistryArgs,
     },
@@ -381,6 +392,8 @@ pub enum Command {
         /// so that the next call does not compile again.
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        compiler: CompilerArgs,
         #[command(flatten)]
         registry: RegistryArgs,
     },

@@ -188,6 +188,7 @@ fn run(cli: Cli) -> Result<()> {
             effects,
             grants,
             cache,
+            compiler,
             registry,
         }) => {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
@@ -197,7 +198,8 @@ fn run(cli: Cli) -> Result<()> {
                 json,
                 effects: effects.as_deref(),
             };
-            call::call(tokio, &runtime(&cache)?, &plugin, flags, target, output)
+            let runtime = runtime_with(&cache, compiler.compiler())?;
+            call::call(tokio, &runtime, &plugin, flags, target, output)
         }
         Some(Command::Learn {
             plugin,
@@ -208,6 +210,7 @@ fn run(cli: Cli) -> Result<()> {
             force,
             grants,
             cache,
+            compiler,
             registry,
         }) => {
             let flags = grants.any().then(|| grants.spec()).transpose()?;
@@ -219,18 +222,19 @@ fn run(cli: Cli) -> Result<()> {
                 output: &output,
                 force,
             };
-            learn::learn(tokio, &runtime(&cache)?, learn)
+            learn::learn(tokio, &runtime_with(&cache, compiler.compiler())?, learn)
         }
         Some(Command::Mcp {
             plugin,
             http,
             grants,
             cache,
+            compiler,
             registry,
         }) => {
             let http = http.options()?;
             let flags = grants.any().then(|| grants.spec()).transpose()?;
-            let runtime = runtime(&cache)?;
+            let runtime = runtime_with(&cache, compiler.compiler())?;
             let (plugins, spec) = match plugin {
                 // A folder: the flags grant every plugin in it.
                 fetch::PluginSource::File(dir) if dir.is_dir() => {
@@ -292,10 +296,16 @@ fn run(cli: Cli) -> Result<()> {
             file,
             json,
             cache,
+            compiler,
             registry,
         }) => {
             let file = fetch::fetch(&tokio, &file, &registry, fetch::Tags::FromStore)?.path;
-            check::check(&tokio, &file, json, compile_cache(&cache)?)
+            let settings = lingxi_wasm_host::RuntimeConfig {
+                cache: compile_cache(&cache)?,
+                compiler: compiler.compiler(),
+                ..Default::default()
+            };
+            check::check(&tokio, &file, json, settings)
         }
         Some(Command::New {
             dir,
@@ -350,7 +360,7 @@ fn run(cli: Cli) -> Result<()> {
             let component = cli.component.context("no component given")?;
             let component_path =
                 fetch::fetch(&tokio, &component, &cli.registry, fetch::Tags::FromStore)?.path;
-            let runtime = runtime(&cli.cache)?;
+            let runtime = runtime_with(&cli.cache, cli.compiler.compiler())?;
             let component = tokio.block_on(runtime.load_file(&component_path))?;
             serve(tokio, component, &cli.grants.spec()?, None)
         }
@@ -385,8 +395,15 @@ fn learn_steps(call: Vec<String>, command: Vec<String>, replay: Vec<PathBuf>) ->
 
 /// The engine with the compile cache the flags ask for.
 fn runtime(cache: &CacheArgs) -> Result<Runtime> {
+    runtime_with(cache, lingxi_wasm_host::Compiler::default())
+}
+
+/// The engine with the compile cache the flags ask for, compiling with
+/// `compiler` (`--compiler`, on the commands that run what they compile).
+fn runtime_with(cache: &CacheArgs, compiler: lingxi_wasm_host::Compiler) -> Result<Runtime> {
     Ok(Runtime::with_config(lingxi_wasm_host::RuntimeConfig {
         cache: compile_cache(cache)?,
+        compiler,
         ..Default::default()
     })?)
 }

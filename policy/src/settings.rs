@@ -338,6 +338,11 @@ settings! {
     #[setting(NoCache, Switch)]
     no_cache,
 
+    /// Which compiler makes native code of a plugin run as it is compiled
+    /// (serving a component, check, call, learn, mcp).
+    #[setting(Compiler, Text)]
+    compiler,
+
     /// How long one registry pull or push may take.
     #[setting(RegistryTimeout, Number)]
     registry_timeout,

@@ -8,6 +8,7 @@ mod cache_bound;
 mod cache_trust;
 mod check;
 mod compat;
+mod compiler;
 mod conformance;
 mod contracts;
 mod cross;

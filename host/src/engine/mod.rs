@@ -66,11 +66,11 @@ impl Runtime {
         #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         config.with_custom_code_memory(Some(Arc::new(crate::code::PageProtection::new())));
         // Each function is compiled once: Cranelift's incremental cache, in
-        // the compile cache's folder, under the same trust rules.
+        // the compile cache's folder, under the same trust rules (Winch has
+        // none).
         #[cfg(feature = "compiler")]
-        let functions = settings
-            .cache
-            .as_ref()
+        let functions = (settings.cache.as_ref())
+            .filter(|_| settings.compiler == crate::config::Compiler::Cranelift)
             .and_then(CompileCache::function_store);
         #[cfg(feature = "compiler")]
         if let Some(store) = &functions {

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
-use lingxi_wasm_host::{PolicySpec, Setting};
+use clap::{Args, ValueEnum};
+use lingxi_wasm_host::{Compiler, PolicySpec, Setting};
 
 /// How a packed executable is made (`pack`, `export`).
 #[derive(Debug, Args)]
@@ -82,6 +82,36 @@ pub struct CacheArgs {
     /// Compile the whole component every time, keeping nothing.
     #[arg(long)]
     pub no_cache: bool,
+}
+
+/// The compiler of a run that compiles to run now (serving a component,
+/// `check`, `call`, `learn`, `mcp`); what is packed or installed is always
+/// Cranelift's.
+#[derive(Debug, Args)]
+pub struct CompilerArgs {
+    /// Which compiler makes native code of the plugin: cranelift (the
+    /// fastest code) or winch (a Python or JavaScript plugin compiles
+    /// about four times faster, its code runs 1.4-1.8 times slower: for an
+    /// author's check and call after each edit). Both are cached, apart.
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = CompilerName::Cranelift)]
+    pub compiler: CompilerName,
+}
+
+/// A compiler's name as `--compiler` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompilerName {
+    Cranelift,
+    Winch,
+}
+
+impl CompilerArgs {
+    /// The host's compiler this names.
+    pub fn compiler(&self) -> Compiler {
+        match self.compiler {
+            CompilerName::Cranelift => Compiler::Cranelift,
+            CompilerName::Winch => Compiler::Winch,
+        }
+    }
 }
 
 impl GrantArgs {

@@ -15,7 +15,7 @@ fn flags_of<A: Args>() -> Vec<String> {
 
 #[test]
 fn the_cache_flags_are_the_front_end_settings_both_ways() {
-    // `CacheArgs` and `RegistryArgs` are the launcher's own: their flags and the
+    // `CacheArgs`, `CompilerArgs` and `RegistryArgs` are the launcher's own: their flags and the
     // settings a message names (`Setting::CacheDir`, …) must be the
     // same, none missing on either side.
     let mut settings: Vec<String> = (Setting::of_kind(Kind::FrontEnd))
@@ -23,6 +23,7 @@ fn the_cache_flags_are_the_front_end_settings_both_ways() {
         .collect();
     settings.sort();
     let mut flags = flags_of::<super::args::CacheArgs>();
+    flags.extend(flags_of::<super::args::CompilerArgs>());
     flags.extend(flags_of::<super::args::RegistryArgs>());
     flags.sort();
     assert_eq!(flags, settings);
