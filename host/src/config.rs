@@ -107,6 +107,17 @@ pub enum Compiler {
     Winch,
 }
 
+#[cfg(feature = "compiler")]
+impl Compiler {
+    /// Its name, as `--compiler` takes it and reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compiler::Cranelift => "cranelift",
+            Compiler::Winch => "winch",
+        }
+    }
+}
+
 /// Slots of the pooling allocator. Reserving is address space only: memory
 /// is used as instances touch it, and given back when they are dropped.
 ///

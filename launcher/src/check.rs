@@ -36,6 +36,8 @@ struct Report {
     manifest: Option<Manifest>,
     size: usize,
     compile_ms: Option<u128>,
+    /// Which compiler made the code (`--compiler`).
+    compiler: Option<&'static str>,
     memory: Option<usize>,
     tools: Vec<Value>,
     /// `name: contract` lines.
@@ -130,6 +132,7 @@ fn read(file: &Path) -> Result<Vec<u8>> {
 }
 
 async fn inspect(bytes: &[u8], name: &str, settings: RuntimeConfig, report: &mut Report) {
+    let compiler = settings.compiler.name();
     let runtime = match Runtime::with_config(settings) {
         Ok(runtime) => runtime,
         Err(e) => return report.error("engine", e.to_string()),
@@ -139,6 +142,7 @@ async fn inspect(bytes: &[u8], name: &str, settings: RuntimeConfig, report: &mut
         Err(e) => return report.error("component", e.to_string()),
     };
     report.compile_ms = Some(shape.compile_time.as_millis());
+    report.compiler = Some(compiler);
     if !shape.is_plugin() {
         return report.error("world", not_a_plugin(&shape));
     }
@@ -326,6 +330,7 @@ fn as_json(file: &Path, r: &Report) -> Value {
         })),
         "sizeBytes": r.size,
         "compileMs": r.compile_ms,
+        "compiler": r.compiler,
         "memoryBytes": r.memory,
         "tools": r.tools,
         "diagnostics": r.findings.iter().map(|f| json!({
@@ -345,6 +350,9 @@ fn as_text(file: &Path, r: &Report) -> String {
     let mut size = format!("size     {} bytes", r.size);
     if let Some(ms) = r.compile_ms {
         size += &format!(", compiled in {ms} ms");
+        if let Some(compiler) = r.compiler.filter(|c| *c != "cranelift") {
+            size += &format!(" by {compiler}");
+        }
     }
     if let Some(bytes) = r.memory {
         size += &format!(

@@ -44,7 +44,12 @@ fn winch_code_is_cached_apart_and_never_taken_for_cranelifts() {
     let cache = tempfile::tempdir_in(workspace_root().join("target")).unwrap();
     let probe = guest("probe");
     let probe = probe.to_str().unwrap();
-    run(cache.path(), &["check", probe, "--compiler", "winch"]);
+    let out = run(
+        cache.path(),
+        &["check", probe, "--compiler", "winch", "--json"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["compiler"], "winch", "{report}");
     let (after_check, functions) = cached(cache.path());
     assert_eq!(
         after_check.len(),

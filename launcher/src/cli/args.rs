@@ -92,7 +92,9 @@ pub struct CompilerArgs {
     /// Which compiler makes native code of the plugin: cranelift (the
     /// fastest code) or winch (a Python or JavaScript plugin compiles
     /// about four times faster, its code runs 1.4-1.8 times slower: for an
-    /// author's check and call after each edit). Both are cached, apart.
+    /// author's check and call after each edit). Each compiler's code is
+    /// cached apart from the other's; a packed plugin's own code is
+    /// Cranelift's, so with winch its component is compiled again.
     #[arg(long, value_enum, value_name = "NAME", default_value_t = CompilerName::Cranelift)]
     pub compiler: CompilerName,
 }
