@@ -91,6 +91,7 @@ impl RuntimeConfig {
 /// book, `performance/authoring.md`).
 #[cfg(feature = "compiler")]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Compiler {
     /// Cranelift, optimizing: the fastest code. With a compile cache, each
     /// function it compiles is kept too (`functions/`), so a second plugin

@@ -14,7 +14,10 @@
 //! - **after an edit**: the probe with one line changed (the tool's answer),
 //!   `check` then `call`; the call must answer with the edited text;
 //! - the second plugin and the edit again with `--compiler winch`, each in
-//!   a cache of its own (Winch keeps no functions: each is a whole compile).
+//!   a cache of its own (Winch keeps no functions: each is a whole compile);
+//! - what Winch's slower code costs: the probe with its tool made to loop a
+//!   million times in the interpreter, called under each compiler (start-up
+//!   taken out: the same call with one step is subtracted).
 //!
 //! Then ten Python plugins (the probe under ten ids, each with its own
 //! answer): `pack` of each with `--no-cache` against with one cache, and
@@ -46,6 +49,8 @@ struct Lang {
     other_call: [&'static str; 2],
     answer: &'static str,
     edited: &'static str,
+    /// The answer made to loop `arguments` times in the interpreter.
+    busy: &'static str,
 }
 
 const LANGS: [Lang; 2] = [
@@ -57,6 +62,7 @@ const LANGS: [Lang; 2] = [
         other_call: ["config.check", "{}"],
         answer: r#"f"echo:{arguments}""#,
         edited: r#"f"edited:{arguments}""#,
+        busy: r#"f"echo:{sum((i * i) % 7 for i in range(int(arguments)))}""#,
     },
     Lang {
         name: "JavaScript",
@@ -66,6 +72,7 @@ const LANGS: [Lang; 2] = [
         other_call: ["markdown.outline", r#"{"path":"README.md"}"#],
         answer: "`echo:${args}`",
         edited: "`edited:${args}`",
+        busy: "`echo:${(() => { let t = 0; for (let i = 0; i < Number(args); i++) t += (i * i) % 7; return t; })()}`",
     },
 ];
 
@@ -154,6 +161,12 @@ fn main() {
                 }
             );
         }
+        let tool = |compiler| tool_time(&launcher, scratch, lang, &built.busy, compiler);
+        let (cranelift, winch) = (tool("cranelift"), tool("winch"));
+        println!(
+            "  a tool's own time, a million steps in the interpreter: cranelift {cranelift:.3} s, winch {winch:.3} s ({:.2}x)",
+            winch / cranelift
+        );
         println!(
             "  the cache after three plugins: {:.1} MB in {} files",
             dir_size(&cache).0 as f64 / 1e6,
@@ -211,11 +224,33 @@ fn made_of(launcher: &Path, scratch: &Path, probes: &[(&str, PathBuf)]) {
     }
 }
 
-/// The three components of one language.
+/// Seconds the busy probe's tool takes under `compiler`, start-up taken
+/// out: the median of three calls of a million steps less the median of
+/// three of one step (each after a `check` that filled its own cache).
+fn tool_time(launcher: &Path, scratch: &Path, lang: &Lang, busy: &Path, compiler: &str) -> f64 {
+    let cache = scratch.join(format!("cache-busy-{}-{compiler}", lang.code));
+    timed(
+        launcher,
+        scratch,
+        &cache,
+        &["check", "--compiler", compiler],
+        busy,
+    );
+    let median_of = |steps: &str| {
+        let args = ["call", "probe.echo", steps, "--compiler", compiler];
+        let runs = (0..3).map(|_| secs(timed(launcher, scratch, &cache, &args, busy).0));
+        common::median(runs.collect())
+    };
+    median_of("1000000") - median_of("1")
+}
+
+/// The four components of one language.
 struct Built {
     probe: PathBuf,
     other: PathBuf,
     edited: PathBuf,
+    /// The probe whose tool loops in the interpreter.
+    busy: PathBuf,
 }
 
 fn build(lang: &Lang, scratch: &Path) -> Option<Built> {
@@ -232,10 +267,14 @@ fn build(lang: &Lang, scratch: &Path) -> Option<Built> {
     let edited = variant(lang, scratch, "edited", |text| {
         text.replace(lang.answer, lang.edited)
     });
+    let busy = variant(lang, scratch, "busy", |text| {
+        text.replace(lang.answer, lang.busy)
+    });
     Some(Built {
         probe,
         other,
         edited,
+        busy,
     })
 }
 

@@ -198,7 +198,7 @@ fn run(cli: Cli) -> Result<()> {
                 json,
                 effects: effects.as_deref(),
             };
-            let runtime = runtime_with(&cache, compiler.compiler())?;
+            let runtime = runtime_with(&cache, compiler.compiler)?;
             call::call(tokio, &runtime, &plugin, flags, target, output)
         }
         Some(Command::Learn {
@@ -222,7 +222,7 @@ fn run(cli: Cli) -> Result<()> {
                 output: &output,
                 force,
             };
-            learn::learn(tokio, &runtime_with(&cache, compiler.compiler())?, learn)
+            learn::learn(tokio, &runtime_with(&cache, compiler.compiler)?, learn)
         }
         Some(Command::Mcp {
             plugin,
@@ -234,7 +234,7 @@ fn run(cli: Cli) -> Result<()> {
         }) => {
             let http = http.options()?;
             let flags = grants.any().then(|| grants.spec()).transpose()?;
-            let runtime = runtime_with(&cache, compiler.compiler())?;
+            let runtime = runtime_with(&cache, compiler.compiler)?;
             let (plugins, spec) = match plugin {
                 // A folder: the flags grant every plugin in it.
                 fetch::PluginSource::File(dir) if dir.is_dir() => {
@@ -302,7 +302,7 @@ fn run(cli: Cli) -> Result<()> {
             let file = fetch::fetch(&tokio, &file, &registry, fetch::Tags::FromStore)?.path;
             let settings = lingxi_wasm_host::RuntimeConfig {
                 cache: compile_cache(&cache)?,
-                compiler: compiler.compiler(),
+                compiler: compiler.compiler,
                 ..Default::default()
             };
             check::check(&tokio, &file, json, settings)
@@ -360,7 +360,7 @@ fn run(cli: Cli) -> Result<()> {
             let component = cli.component.context("no component given")?;
             let component_path =
                 fetch::fetch(&tokio, &component, &cli.registry, fetch::Tags::FromStore)?.path;
-            let runtime = runtime_with(&cli.cache, cli.compiler.compiler())?;
+            let runtime = runtime_with(&cli.cache, cli.compiler.compiler)?;
             let component = tokio.block_on(runtime.load_file(&component_path))?;
             serve(tokio, component, &cli.grants.spec()?, None)
         }
@@ -401,11 +401,17 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime> {
 /// The engine with the compile cache the flags ask for, compiling with
 /// `compiler` (`--compiler`, on the commands that run what they compile).
 fn runtime_with(cache: &CacheArgs, compiler: lingxi_wasm_host::Compiler) -> Result<Runtime> {
-    Ok(Runtime::with_config(lingxi_wasm_host::RuntimeConfig {
+    let settings = lingxi_wasm_host::RuntimeConfig {
         cache: compile_cache(cache)?,
         compiler,
         ..Default::default()
-    })?)
+    };
+    Runtime::with_config(settings).with_context(|| match compiler {
+        lingxi_wasm_host::Compiler::Winch => {
+            "cannot build Winch's engine on this platform: use --compiler cranelift".to_owned()
+        }
+        lingxi_wasm_host::Compiler::Cranelift => "cannot build the engine".to_owned(),
+    })
 }
 
 /// The compile cache the flags name, if any.

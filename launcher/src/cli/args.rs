@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use lingxi_wasm_host::{Compiler, PolicySpec, Setting};
 
 /// How a packed executable is made (`pack`, `export`).
@@ -95,25 +95,8 @@ pub struct CompilerArgs {
     /// author's check and call after each edit). Each compiler's code is
     /// cached apart from the other's; a packed plugin's own code is
     /// Cranelift's, so with winch its component is compiled again.
-    #[arg(long, value_enum, value_name = "NAME", default_value_t = CompilerName::Cranelift)]
-    pub compiler: CompilerName,
-}
-
-/// A compiler's name as `--compiler` takes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompilerName {
-    Cranelift,
-    Winch,
-}
-
-impl CompilerArgs {
-    /// The host's compiler this names.
-    pub fn compiler(&self) -> Compiler {
-        match self.compiler {
-            CompilerName::Cranelift => Compiler::Cranelift,
-            CompilerName::Winch => Compiler::Winch,
-        }
-    }
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = Compiler::Cranelift)]
+    pub compiler: Compiler,
 }
 
 impl GrantArgs {

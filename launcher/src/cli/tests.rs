@@ -36,6 +36,17 @@ fn the_cache_flags_are_the_front_end_settings_both_ways() {
 }
 
 #[test]
+fn a_compilers_flag_value_is_the_name_reports_give_it() {
+    use clap::ValueEnum;
+    for compiler in lingxi_wasm_host::Compiler::value_variants() {
+        let value = compiler
+            .to_possible_value()
+            .map(|v| v.get_name().to_owned());
+        assert_eq!(value.as_deref(), Some(compiler.name()));
+    }
+}
+
+#[test]
 fn every_setting_is_a_flag() {
     // The words name `--KEY`: each must be a flag of the launcher.
     let flags: Vec<String> = super::Cli::command()
