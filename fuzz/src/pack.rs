@@ -7,18 +7,21 @@
 //!   trailer, so the fuzzer gets past the digests to the header and the
 //!   blob layout: `mode & 3 == 1` digests the whole payload (formats 1-2),
 //!   `mode & 3 == 3` the header (format 3 on), after writing the digests of
-//!   the blobs where the header places them into the header.
+//!   the blobs where the header places them into the header (not the
+//!   component's when the header says it is compressed: that digest is of
+//!   the decoded component, so a seed's stays as it was written).
 //!
 //! Invariants: no panic; a file without the magic is no packed file, and a
 //! file the reader accepts has the trailer; the launcher, payload and
 //! trailer add up to the file; the trailer's digest is the payload's (up to
 //! format 2) or the header's (format 3 on), and then both blobs match their
 //! digests in the header; the format is one this version reads; the
-//! component and the precompiled blob are the payload's bytes right after
-//! the header and at its very end, of the lengths the header gives, and
+//! component as stored and the precompiled blob are the payload's bytes right
+//! after the header and at its very end, of the lengths the header gives, and
 //! (format 2 on) the precompiled code sits at a file offset that is a
 //! multiple of `CODE_ALIGN`; packing the same header and blobs again with
-//! `build` reads back the same; the packed grants parse (or fail) without
+//! `build` reads back the same (the component stored compressed, of its own
+//! length); the packed grants parse (or fail) without
 //! panicking; errors name the file.
 
 use std::borrow::Cow;
@@ -106,7 +109,9 @@ fn with_blob_digests(payload: &[u8]) -> Vec<u8> {
     let precompiled = (body.len().checked_sub(precompiled_len))
         .and_then(|at| body.get(at..))
         .unwrap_or(&[]);
-    object.insert("componentSha256".into(), pack::sha256_hex(component).into());
+    if !object.contains_key("componentCompressed") {
+        object.insert("componentSha256".into(), pack::sha256_hex(component).into());
+    }
     object.insert(
         "precompiledBlake3".into(),
         pack::blake3_hex(precompiled).into(),
@@ -182,7 +187,7 @@ fn check_file(file: &[u8]) -> Result<(), Violation> {
         .and_then(|start| payload.get(start..))
         .and_then(|rest| rest.get(..usize::try_from(header.component_len).ok()?));
     ensure!(
-        component == Some(packed.component()),
+        component == Some(packed.stored_component()),
         "the component is not the {} bytes after the header",
         header.component_len
     );
@@ -236,6 +241,16 @@ fn rebuild(launcher: &[u8], packed: &pack::Packed) -> Result<(), Violation> {
             what: format!("a rebuilt file does not read back: {again:?}"),
         });
     };
+    // `build` sets how the component is stored: compressed, of its own length.
+    let stored = again.header.component_compressed;
+    ensure!(
+        stored.is_some_and(|how| how.len == packed.component().len() as u64)
+            && again.header.component_len == again.stored_component().len() as u64,
+        "rebuilt component stored as {stored:?} in {} bytes",
+        again.header.component_len
+    );
+    header.component_len = again.header.component_len;
+    header.component_compressed = stored;
     ensure!(
         same_header(&again.header, &header)
             && again.component() == packed.component()

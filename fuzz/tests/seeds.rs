@@ -101,6 +101,25 @@ fn aligned(header: &PackHeader, component: &[u8], precompiled: &[u8]) -> (u16, V
     (launcher as u16, payload)
 }
 
+/// A payload as `build` lays it (the component compressed from format 5)
+/// after a launcher of the length that makes the padding empty.
+fn aligned_as_built(header: &PackHeader, component: &[u8], precompiled: &[u8]) -> (u16, Vec<u8>) {
+    let file = pack::build(&[], header, component, precompiled).unwrap();
+    let json_len = u32::from_le_bytes(file[..4].try_into().unwrap()) as usize;
+    let built: PackHeader = serde_json::from_slice(&file[4..4 + json_len]).unwrap();
+    let before_code = 4 + json_len + built.component_len as usize;
+    let align = pack::CODE_ALIGN as usize;
+    let launcher = align - before_code;
+    let file = pack::build(&vec![0x7f; launcher], header, component, precompiled).unwrap();
+    let payload = file[launcher..file.len() - 56].to_vec();
+    assert_eq!(
+        payload.len() + launcher,
+        align + precompiled.len(),
+        "padding left"
+    );
+    (launcher as u16, payload)
+}
+
 /// A `pack` input: the mode byte, then a whole file (even modes) or a
 /// launcher length and a payload.
 fn input(mode: u8, launcher: u16, payload: &[u8]) -> Vec<u8> {
@@ -143,8 +162,11 @@ fn write_pack_seeds() {
     seed("payload-format2.bin", input(1, n, &v2));
     let (n, v3) = aligned(&header(3, comp, pre, none.clone()), comp, pre);
     seed("payload-format3.bin", input(3, n, &v3));
-    let (n, v4) = aligned(&header(4, comp, pre, none), comp, pre);
+    let (n, v4) = aligned(&header(4, comp, pre, none.clone()), comp, pre);
     seed("payload-format4.bin", input(3, n, &v4));
+    // Format 5: the component as `build` stores it, compressed.
+    let (n, v5) = aligned_as_built(&header(5, comp, pre, none), comp, pre);
+    seed("payload-format5.bin", input(3, n, &v5));
     let rich = header(
         3,
         comp,

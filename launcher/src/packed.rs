@@ -166,6 +166,7 @@ pub fn pack_loaded(
         component_sha256: pack::sha256_hex(component),
         precompiled_blake3: Some(pack::blake3_hex(&precompiled)),
         component_len: component.len() as u64,
+        component_compressed: None,
         precompiled_len: precompiled.len() as u64,
         engine,
         manifest: Some(convert::manifest(manifest.clone())),
@@ -337,8 +338,9 @@ pub fn inspect(
 }
 
 /// What a packed file of `file_len` bytes is made of: the native
-/// executable it was packed on, its portable component, its precompiled
-/// code, and the rest (the header, padding to a page, the trailer).
+/// executable it was packed on, its portable component (as stored, and its
+/// own length when compressed), its precompiled code, and the rest (the
+/// header, padding to a page, the trailer).
 fn made_of(packed: &Packed, file_len: u64) -> String {
     let mb = |n: u64| n as f64 / 1e6;
     let (base, component, native) = (
@@ -347,8 +349,12 @@ fn made_of(packed: &Packed, file_len: u64) -> String {
         packed.header.precompiled_len,
     );
     let rest = file_len.saturating_sub(base.saturating_add(component).saturating_add(native));
+    let decoded = match &packed.header.component_compressed {
+        Some(how) => format!(" ({:.2} uncompressed)", mb(how.len)),
+        None => String::new(),
+    };
     format!(
-        "{:.1} MB: base {:.1}, component {:.1}, native code {:.1}, header and padding {:.2}",
+        "{:.2} MB: base {:.2}, component {:.2}{decoded}, native code {:.2}, header and padding {:.2}",
         mb(file_len),
         mb(base),
         mb(component),

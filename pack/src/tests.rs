@@ -1,4 +1,7 @@
 use super::*;
+use read::{BlobsUsed, parse};
+use sha2::{Digest, Sha256};
+use std::path::Path;
 
 fn header(component: &[u8]) -> PackHeader {
     PackHeader {
@@ -10,6 +13,7 @@ fn header(component: &[u8]) -> PackHeader {
         component_sha256: sha256_hex(component),
         precompiled_blake3: Some(blake3_hex(b"PRE")),
         component_len: component.len() as u64,
+        component_compressed: None,
         precompiled_len: 3,
         engine: "e".into(),
         manifest: None,
@@ -99,7 +103,10 @@ fn verify_as(file: &[u8], need: BlobsUsed) -> Result<Packed, PackError> {
 
 #[test]
 fn each_reader_verifies_the_blob_it_uses() {
-    let packed = build(b"LAUNCHER", &header(b"COMP"), b"COMP", b"PRE").unwrap();
+    // Format 4 stores the component as it is, so its bytes can be found.
+    let mut stored_as_is = header(b"COMP");
+    stored_as_is.format = 4;
+    let packed = build(b"LAUNCHER", &stored_as_is, b"COMP", b"PRE").unwrap();
     let component_at = 8 + 4 + (u32::from_le_bytes(packed[8..12].try_into().unwrap()) as usize);
     let code_at = CODE_ALIGN as usize;
     assert_eq!(&packed[component_at..component_at + 4], b"COMP");
@@ -141,4 +148,92 @@ fn each_reader_verifies_the_blob_it_uses() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("digest mismatch"), "{err}");
+}
+
+/// Where the stored component of a built file starts, and its length.
+fn stored_at(file: &[u8]) -> (usize, usize) {
+    let packed = verify_as(file, BlobsUsed::All).unwrap();
+    let at = 8 + 4 + (u32::from_le_bytes(file[8..12].try_into().unwrap()) as usize);
+    (at, packed.stored_component().len())
+}
+
+#[test]
+fn format_5_stores_the_component_compressed_and_checks_it_decoded() {
+    let component: Vec<u8> = b"COMPONENT ".repeat(10_000);
+    let packed = build(b"LAUNCHER", &header(&component), &component, b"PRE").unwrap();
+    let (at, stored_len) = stored_at(&packed);
+    assert!(
+        stored_len < component.len() / 10,
+        "stored in {stored_len} bytes"
+    );
+    let read_back = read(write(&packed).path()).unwrap().unwrap();
+    assert_eq!(read_back.component(), &component[..]);
+    assert_eq!(read_back.header.component_len, stored_len as u64);
+    let how = read_back.header.component_compressed.unwrap();
+    assert_eq!((how.codec, how.len), (Codec::Zstd, component.len() as u64));
+
+    // A damaged stored byte: `read` refuses the file; a start (which maps
+    // the code only) does not decode it, and refuses it before compiling.
+    let mut damaged = packed.clone();
+    damaged[at + stored_len / 2] ^= 0x55;
+    let err = verify_as(&damaged, BlobsUsed::All).unwrap_err().to_string();
+    assert!(
+        err.contains("damaged packed plugin") && err.contains("component"),
+        "{err}"
+    );
+    let start = verify_as(&damaged, BlobsUsed::Code).unwrap();
+    assert_eq!(start.precompiled(), b"PRE");
+    let err = start.verify_component().unwrap_err().to_string();
+    assert!(err.contains("component"), "{err}");
+}
+
+/// `packed` with its header replaced by `edit` of it (the trailer's digest
+/// made again, as whoever wrote the file could).
+fn with_header(packed: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let header_len = u32::from_le_bytes(packed[8..12].try_into().unwrap()) as usize;
+    let mut json: serde_json::Value = serde_json::from_slice(&packed[12..12 + header_len]).unwrap();
+    let stored_len = json["componentLen"].as_u64().unwrap() as usize;
+    let stored = &packed[12 + header_len..][..stored_len];
+    edit(&mut json);
+    let json = serde_json::to_vec(&json).unwrap();
+    let mut payload = (json.len() as u32).to_le_bytes().to_vec();
+    payload.extend_from_slice(&json);
+    payload.extend_from_slice(stored);
+    payload.resize(
+        payload.len() + padding(8 + payload.len() as u64) as usize,
+        0,
+    );
+    payload.extend_from_slice(b"PRE");
+    let mut file = b"LAUNCHER".to_vec();
+    file.extend_from_slice(&payload);
+    file.extend_from_slice(MAGIC);
+    file.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    file.extend_from_slice(&Sha256::digest(&payload[..4 + json.len()]));
+    file
+}
+
+#[test]
+fn a_header_cannot_make_a_decoder_write_more_than_a_plugin_may_be() {
+    let component = vec![0u8; 1 << 20];
+    let packed = build(b"LAUNCHER", &header(&component), &component, b"PRE").unwrap();
+    // Claims 4 GiB: refused before anything is decoded or reserved.
+    let huge = with_header(&packed, |h| {
+        h["componentCompressed"]["len"] = (4u64 << 30).into()
+    });
+    let err = verify_as(&huge, BlobsUsed::Code).err().unwrap().to_string();
+    assert!(
+        err.contains("would decompress to 4294967296 bytes"),
+        "{err}"
+    );
+    // Claims less than the frame holds: the decoder stops one byte past it.
+    let short = with_header(&packed, |h| h["componentCompressed"]["len"] = 10.into());
+    let err = verify_as(&short, BlobsUsed::All).err().unwrap().to_string();
+    assert!(
+        err.contains("decompresses to 11 bytes, not the 10"),
+        "{err}"
+    );
+    // A format that stores the component as it is cannot say otherwise.
+    let old = with_header(&packed, |h| h["format"] = 4.into());
+    let err = verify_as(&old, BlobsUsed::Code).err().unwrap().to_string();
+    assert!(err.contains("a compressed component in format 4"), "{err}");
 }

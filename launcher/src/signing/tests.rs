@@ -12,6 +12,7 @@ fn header(component: &[u8], signature: Option<String>) -> PackHeader {
         component_sha256: sha256_hex(component),
         precompiled_blake3: None,
         component_len: component.len() as u64,
+        component_compressed: None,
         precompiled_len: 0,
         engine: "e".into(),
         manifest: None,
