@@ -21,7 +21,7 @@
 //! (format 2 on) the precompiled code sits at a file offset that is a
 //! multiple of `CODE_ALIGN`; packing the same header and blobs again with
 //! `build` reads back the same (the component stored compressed, of its own
-//! length); the packed grants parse (or fail) without
+//! length, or as it is); the packed grants parse (or fail) without
 //! panicking; errors name the file.
 
 use std::borrow::Cow;
@@ -241,10 +241,12 @@ fn rebuild(launcher: &[u8], packed: &pack::Packed) -> Result<(), Violation> {
             what: format!("a rebuilt file does not read back: {again:?}"),
         });
     };
-    // `build` sets how the component is stored: compressed, of its own length.
+    // `build` sets how the component is stored: compressed, of its own
+    // length, or as it is (when that is no larger, or shrinks too much).
     let stored = again.header.component_compressed;
+    let decoded = packed.component().len() as u64;
     ensure!(
-        stored.is_some_and(|how| how.len == packed.component().len() as u64)
+        stored.map_or(again.header.component_len, |how| how.len) == decoded
             && again.header.component_len == again.stored_component().len() as u64,
         "rebuilt component stored as {stored:?} in {} bytes",
         again.header.component_len

@@ -316,14 +316,18 @@ pub fn build(
     let launcher = place.base;
     let mut header = header.clone();
     let encoded;
-    let component = if header.format >= COMPRESSED_FROM {
-        let (stored, how) = compress::encode(component).map_err(BuildError::Compress)?;
-        header.component_compressed = Some(how);
-        encoded = stored;
-        &encoded[..]
-    } else {
-        header.component_compressed = None;
-        component
+    header.component_compressed = None;
+    let compressed = match header.format >= COMPRESSED_FROM {
+        true => compress::encode(component).map_err(BuildError::Compress)?,
+        false => None,
+    };
+    let component = match compressed {
+        Some((stored, how)) => {
+            header.component_compressed = Some(how);
+            encoded = stored;
+            &encoded[..]
+        }
+        None => component,
     };
     header.component_len = component.len() as u64;
     let header_json = serde_json::to_vec(&header).map_err(BuildError::Header)?;

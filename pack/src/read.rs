@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use lingxi_wasm_policy::limits::MAX_PACK_COMPRESSION;
+
 use super::{
     Bytes, COMPRESSED_FROM, FORMAT, MAGIC, MAX_HEADER, MAX_PAYLOAD, PackError, PackHeader, Packed,
-    TRAILER_LEN, blake3_hex, layout, macho, padding,
+    TRAILER_LEN, blake3_hex, compress, layout, macho, padding,
 };
 
 /// Reads and verifies the payload of `path`, into memory. `Ok(None)` if the
@@ -255,6 +257,9 @@ fn verify(
     if whole != (header.format <= 2) {
         return Err(damaged(cut));
     }
+    if header.format == 0 {
+        return Err(damaged("format 0, which no version writes"));
+    }
     match &header.component_compressed {
         Some(_) if header.format < COMPRESSED_FROM => {
             return Err(damaged(&format!(
@@ -266,6 +271,12 @@ fn verify(
             return Err(damaged(&format!(
                 "its component would decompress to {} bytes, over the {MAX_PAYLOAD} a plugin may have",
                 how.len
+            )));
+        }
+        Some(how) if !compress::within_bound(header.component_len, how) => {
+            return Err(damaged(&format!(
+                "its component would decompress to {} bytes from {}, over {MAX_PACK_COMPRESSION} times as many",
+                how.len, header.component_len
             )));
         }
         _ => {}

@@ -159,11 +159,11 @@ fn stored_at(file: &[u8]) -> (usize, usize) {
 
 #[test]
 fn format_5_stores_the_component_compressed_and_checks_it_decoded() {
-    let component: Vec<u8> = b"COMPONENT ".repeat(10_000);
+    let component = compress::tests::component(100_000);
     let packed = build(b"LAUNCHER", &header(&component), &component, b"PRE").unwrap();
     let (at, stored_len) = stored_at(&packed);
     assert!(
-        stored_len < component.len() / 10,
+        stored_len < component.len() / 2,
         "stored in {stored_len} bytes"
     );
     let read_back = read(write(&packed).path()).unwrap().unwrap();
@@ -214,26 +214,33 @@ fn with_header(packed: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<
 
 #[test]
 fn a_header_cannot_make_a_decoder_write_more_than_a_plugin_may_be() {
-    let component = vec![0u8; 1 << 20];
+    let component = compress::tests::component(1 << 20);
     let packed = build(b"LAUNCHER", &header(&component), &component, b"PRE").unwrap();
+    let stored = stored_at(&packed).1 as u64;
+    let claim = |len: u64| with_header(&packed, |h| h["componentCompressed"]["len"] = len.into());
     // Claims 4 GiB: refused before anything is decoded or reserved.
-    let huge = with_header(&packed, |h| {
-        h["componentCompressed"]["len"] = (4u64 << 30).into()
-    });
-    let err = verify_as(&huge, BlobsUsed::Code).err().unwrap().to_string();
+    let err = verify_as(&claim(4 << 30), BlobsUsed::Code).err().unwrap();
     assert!(
-        err.contains("would decompress to 4294967296 bytes"),
+        err.to_string()
+            .contains("would decompress to 4294967296 bytes"),
         "{err}"
     );
+    // Claims more than 64 times its stored bytes: refused the same way, so
+    // a small file cannot make a reader hold a large component.
+    let most = stored * lingxi_wasm_policy::limits::MAX_PACK_COMPRESSION;
+    let err = verify_as(&claim(most + 1), BlobsUsed::Code).err().unwrap();
+    assert!(err.to_string().contains("over 64 times as many"), "{err}");
     // Claims less than the frame holds: the decoder stops one byte past it.
-    let short = with_header(&packed, |h| h["componentCompressed"]["len"] = 10.into());
-    let err = verify_as(&short, BlobsUsed::All).err().unwrap().to_string();
+    let err = verify_as(&claim(10), BlobsUsed::All).err().unwrap();
     assert!(
-        err.contains("decompresses to 11 bytes, not the 10"),
+        err.to_string().contains("to more than the 10 bytes"),
         "{err}"
     );
     // A format that stores the component as it is cannot say otherwise.
     let old = with_header(&packed, |h| h["format"] = 4.into());
     let err = verify_as(&old, BlobsUsed::Code).err().unwrap().to_string();
     assert!(err.contains("a compressed component in format 4"), "{err}");
+    // No version wrote format 0: it is not read as format 2.
+    let err = read(write(&unpadded(0)).path()).unwrap_err().to_string();
+    assert!(err.contains("format 0, which no version writes"), "{err}");
 }

@@ -345,6 +345,13 @@ pub const MAX_PACK_PAYLOAD: u64 = MAX_PLUGIN_FILE;
 /// Largest packed header accepted.
 pub const MAX_PACK_HEADER: usize = 16 << 20;
 
+/// Most a packed file's compressed component may decode to, as a multiple
+/// of its stored bytes: a reader holds the decoded component in memory, so
+/// a small file cannot make it hold a large one. Real components shrink
+/// 3-4 times (an interpreter's: 18.8 MB to 6.1); `pack` stores one that
+/// would shrink more as it is.
+pub const MAX_PACK_COMPRESSION: u64 = 64;
+
 /// Longest line kept in a recording: the longest request line accepted; a
 /// longer one is kept cut, marked with its length, and cannot be replayed
 /// exactly.
