@@ -13,14 +13,14 @@
 //!
 //! The header names the plugin, the grants it was packed with, and the sizes
 //! and digests of the two blobs. From format 5 the component is stored
-//! compressed ([`Compressed`]); its digest is of the component itself. From format 3 the trailer's digest covers
-//! the header length and the header, and each blob is checked against its
-//! digest in the header before it is used: a start checks the header and
-//! the code it maps, `read` the header and the component, and nobody hashes
-//! a blob it does not use (an interpreter's component is tens of MB). Up to
-//! format 2 the trailer's digest covers the whole payload. Either way a
-//! truncated or damaged file is refused with a clear message and never runs
-//! half a plugin.
+//! compressed ([`Compressed`]); its digest is of the component itself. From
+//! format 3 the trailer's digest covers the header length and the header,
+//! and each blob is checked against its digest in the header before it is
+//! used: a start checks the header and the code it maps, `read` the header
+//! and the component, and nobody hashes a blob it does not use (an
+//! interpreter's component is tens of MB). Up to format 2 the trailer's
+//! digest covers the whole payload. Either way a truncated or damaged file
+//! is refused with a clear message and never runs half a plugin.
 //!
 //! The digest detects corruption; it does not prove who made the file (it is
 //! unkeyed: anyone can write a valid one). So the precompiled code of a file
@@ -317,9 +317,10 @@ pub fn build(
     let mut header = header.clone();
     let encoded;
     header.component_compressed = None;
-    let compressed = match header.format >= COMPRESSED_FROM {
-        true => compress::encode(component).map_err(BuildError::Compress)?,
-        false => None,
+    let compressed = if header.format >= COMPRESSED_FROM {
+        compress::encode(component).map_err(BuildError::Compress)?
+    } else {
+        None
     };
     let component = match compressed {
         Some((stored, how)) => {
