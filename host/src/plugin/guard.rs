@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use super::call::{Call, Reply};
 use super::{LiveInstance, PluginHost};
-use crate::deadline::Deadline;
-use crate::effects::Metered;
+use crate::deadline::{Deadline, Expired};
+use crate::effects::{Metered, ReceiptSlot};
 use crate::error::CallError;
 use crate::limits::cap_text;
 use crate::observe::Ending;
 use crate::policy::Folders;
 use crate::policy::receipt::Receipt;
+use crate::policy::secrets::Redactor;
 use crate::recovery::classify;
 
 /// How the host's note on a call the sandbox refused something in starts.
@@ -158,11 +159,46 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<Reply, CallError> {
+        // Only the guest call itself is async: what comes before and after
+        // it are plain functions, so the future of every call stays small.
+        let slot = self.before_call(call)?;
         let Some(live) = self.live.as_mut() else {
-            return Err(CallError::Instantiate {
-                plugin: self.component.manifest().id.clone(),
-                reason: "no live instance".into(),
-            });
+            return Err(self.no_live_instance());
+        };
+        let started = deadline.step_start();
+        let running = call.invoke(&live.bindings, &mut live.store);
+        // Timed only when a receipt is asked for: the common call pays
+        // for no clock and no extra future.
+        let (outcome, cpu) = match &slot {
+            Some(_) => Metered::new(deadline.run(running)).await,
+            None => (deadline.run(running).await, None),
+        };
+        let took = started.elapsed();
+        self.after_call(
+            call,
+            deadline,
+            Ran {
+                outcome,
+                slot,
+                took,
+                cpu,
+            },
+        )
+    }
+
+    fn no_live_instance(&self) -> CallError {
+        CallError::Instantiate {
+            plugin: self.component.manifest().id.clone(),
+            reason: "no live instance".into(),
+        }
+    }
+
+    /// Readies the live instance for `call`: the current snapshot, its
+    /// receipt's record if one is asked for (returned), fresh budgets and
+    /// notes.
+    fn before_call(&mut self, call: &Call<'_>) -> Result<Option<ReceiptSlot>, CallError> {
+        let Some(live) = self.live.as_mut() else {
+            return Err(self.no_live_instance());
         };
         let state = live.store.data_mut();
         let same = match (&state.snapshot, &self.snapshot) {
@@ -189,15 +225,26 @@ impl PluginHost {
             net.take_note();
         }
         live.in_call = true;
-        let started = deadline.step_start();
-        let running = call.invoke(&live.bindings, &mut live.store);
-        // Timed only when a receipt is asked for: the common call pays
-        // for no clock and no extra future.
-        let (outcome, cpu) = match &slot {
-            Some(_) => Metered::new(deadline.run(running)).await,
-            None => (deadline.run(running).await, None),
+        Ok(slot)
+    }
+
+    /// What a guest call that ran as `ran` says to its caller, and what it
+    /// does to the instance, the counters and the breaker.
+    fn after_call(
+        &mut self,
+        call: &Call<'_>,
+        deadline: &Deadline,
+        ran: Ran,
+    ) -> Result<Reply, CallError> {
+        let Ran {
+            outcome,
+            slot,
+            took,
+            cpu,
+        } = ran;
+        let Some(live) = self.live.as_mut() else {
+            return Err(self.no_live_instance());
         };
-        let took = started.elapsed();
         live.in_call = false;
         let state = live.store.data_mut();
         let refused = state
@@ -224,7 +271,11 @@ impl PluginHost {
                     Ending::Failed
                 };
                 self.counters.call(took, ending);
-                return quota.map(|()| self.hide_in_reply(reply));
+                let mut reply = reply;
+                if let Some(redactor) = &self.origin.redactor {
+                    hide_in_reply(redactor, &mut reply);
+                }
+                return quota.map(|()| reply);
             }
             Ok(Ok(Err(text))) => {
                 self.counters.call(took, Ending::Failed);
@@ -291,39 +342,42 @@ impl PluginHost {
     }
 }
 
-impl PluginHost {
-    /// `reply` with the plugin's secrets hidden in the text it carries
-    /// back: a result, a command's message or prompt, what a handshake
-    /// tells the model of its tools and commands (its manifest is compared
-    /// with the one the sandbox was built from as it is).
-    fn hide_in_reply(&self, mut reply: Reply) -> Reply {
-        use crate::bindings::lingxi::plugin::types::CommandResult;
-        let Some(redactor) = &self.origin.redactor else {
-            return reply;
-        };
-        let mut hide = |text: &mut String| {
-            redactor.redact_string(text);
-        };
-        match &mut reply {
-            Reply::Handshake(handshake) => {
-                for tool in &mut handshake.tools {
-                    hide(&mut tool.description);
-                    hide(&mut tool.input_schema);
-                }
-                for command in &mut handshake.commands {
-                    hide(&mut command.description);
-                    hide(&mut command.argument_hint);
-                    hide(&mut command.category);
-                }
+/// A guest call as it ran: how it ended, the receipt it was recorded
+/// for, its wall-clock time and (with a receipt) its CPU time.
+struct Ran {
+    outcome: Result<wasmtime::Result<Result<Reply, String>>, Expired>,
+    slot: Option<ReceiptSlot>,
+    took: Duration,
+    cpu: Option<Duration>,
+}
+
+/// Hides the plugin's secrets in the text `reply` carries back: a result,
+/// a command's message or prompt, what a handshake tells the model of its
+/// tools and commands (its manifest is compared with the one the sandbox
+/// was built from as it is).
+fn hide_in_reply(redactor: &Redactor, reply: &mut Reply) {
+    use crate::bindings::lingxi::plugin::types::CommandResult;
+    let mut hide = |text: &mut String| {
+        redactor.redact_string(text);
+    };
+    match reply {
+        Reply::Handshake(handshake) => {
+            for tool in &mut handshake.tools {
+                hide(&mut tool.description);
+                hide(&mut tool.input_schema);
             }
-            Reply::Text(text) | Reply::Command(CommandResult::Prompt(text)) => hide(text),
-            Reply::Command(CommandResult::Message(message)) => {
-                hide(&mut message.text);
-                message.title.iter_mut().for_each(&mut hide);
+            for command in &mut handshake.commands {
+                hide(&mut command.description);
+                hide(&mut command.argument_hint);
+                hide(&mut command.category);
             }
-            Reply::Done => {}
         }
-        reply
+        Reply::Text(text) | Reply::Command(CommandResult::Prompt(text)) => hide(text),
+        Reply::Command(CommandResult::Message(message)) => {
+            hide(&mut message.text);
+            message.title.iter_mut().for_each(&mut hide);
+        }
+        Reply::Done => {}
     }
 }
 

@@ -295,7 +295,7 @@ impl PluginHost {
     ) -> Result<String, CallError> {
         let call = Call::Tool(call);
         if !self.is_live()? {
-            self.start_live(&call, &mut deadline).await?;
+            Box::pin(self.start_live(&call, &mut deadline)).await?;
         }
         // The tool's own timeout, when it ends the call sooner.
         let own = tool_limit.and_then(|limit| deadline.within(limit));

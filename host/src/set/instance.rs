@@ -98,9 +98,11 @@ pub(super) async fn locked<'a>(
     // Inline, not through `lock_bounded`: one future less on the way of
     // every call.
     tokio::task::coop::consume_budget().await;
+    // The rare steps (waiting, starting) are boxed: their futures are
+    // large, and a call's future holds what its steps may need.
     let mut guard = match slot.try_lock() {
         Ok(guard) => guard,
-        Err(_) => wait_bounded(slot, deadline, &call).await?,
+        Err(_) => Box::pin(wait_bounded(slot, deadline, &call)).await?,
     };
     if guard
         .as_ref()
@@ -109,7 +111,7 @@ pub(super) async fn locked<'a>(
         prepared(&mut guard, member, context);
         return Ok(guard);
     }
-    let starting = deadline.run(ready(&mut guard, member, context));
+    let starting = deadline.run(Box::pin(ready(&mut guard, member, context)));
     starting.await.map_err(|_| CallError::Timeout {
         call: format!("{} (starting the plugin)", call()),
         limit: deadline.budget(),
@@ -195,22 +197,10 @@ pub(super) fn prepared<'a>(
     instance
 }
 
-/// Appends `n` in decimal (what `write!` does, without its machinery on
-/// the way of every call).
-pub(super) fn push_number(text: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &digit in &digits[at..] {
-        text.push(char::from(digit));
-    }
+/// Appends `n` in decimal (`itoa`: no formatting machinery on the way of
+/// every call).
+pub(super) fn push_number(text: &mut String, n: u64) {
+    text.push_str(itoa::Buffer::new().format(n));
 }
 
 pub(super) fn empty_call() -> wit::ToolCall {

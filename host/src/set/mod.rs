@@ -75,8 +75,10 @@ impl Member {
 #[derive(Default, Clone)]
 pub(crate) struct Members {
     pub(crate) list: Vec<Arc<Member>>,
-    /// Tool name → who answers it (one lookup on the way of a call).
-    pub(crate) tools: HashMap<String, ToolOwner>,
+    /// Tool name → who answers it (one lookup on the way of a call, with
+    /// foldhash: a few nanoseconds where SipHash took tens; its seed is
+    /// random per process, and the names are the loaded plugins' own).
+    pub(crate) tools: HashMap<String, ToolOwner, foldhash::fast::RandomState>,
     /// Command name or alias, lower-cased (LingXi routes commands
     /// case-insensitively) → index in `list`.
     pub(crate) commands: HashMap<String, usize>,

@@ -65,9 +65,12 @@ impl Session {
     ) -> Result<String, CallError> {
         let (index, member, contract) = self.tool(name)?;
         let annotations = contract.map(|c| c.annotations());
+        // Steps with futures of their own are boxed, so the future of
+        // every call stays small (a call's future is as large as the
+        // largest it may hold, and is moved as a whole).
         if annotations.is_some_and(|a| a.requires_approval) {
-            let prepared = self.prepare(name, arguments, &options).await?;
-            return self.call_prepared(&prepared, options).await;
+            let prepared = Box::pin(self.prepare(name, arguments, &options)).await?;
+            return Box::pin(self.call_prepared(&prepared, options)).await;
         }
         // No approval to ask: checked and run within one deadline, without
         // a `PreparedCall` (no copies on the way of every call).
@@ -75,8 +78,7 @@ impl Session {
         // Arguments nothing looks at make no future on the way of the call.
         let checked = match contract {
             Some(c) if c.looks_at_arguments(member.validate) => {
-                self.checked(member, contract, name, arguments, deadline)
-                    .await?
+                Box::pin(self.checked(member, contract, name, arguments, deadline)).await?
             }
             _ => Checked::default(),
         };
