@@ -343,3 +343,50 @@ fn a_fifo_or_a_folder_given_as_a_plugin_file_is_refused_not_waited_on() {
     let folder_error = folder_error.unwrap_or_default();
     assert!(folder_error.contains("is a directory"), "{folder_error}");
 }
+
+/// A spinning guest yields to its runtime at every epoch tick in a way that
+/// lets the runtime look at its timers and I/O first: on a single-threaded
+/// runtime (the MCP server's, the launcher's), other tasks' timers fire in
+/// time while a guest spins, and so does the spinning call's own deadline.
+/// (Yielding as wasmtime does by itself, the guest was polled again at once
+/// and timers were looked at every 61 polls, ~0.6 s of spinning: ten 10 ms
+/// sleeps beside a call spinning to its 2 s deadline took ~2 s.)
+#[test]
+fn timers_fire_on_time_beside_a_spinning_guest_on_one_thread() {
+    let tokio = lingxi_wasm_host::call_runtime().unwrap();
+    tokio.block_on(async {
+        let mut set = set();
+        set.load_file(&guest("testbed"), PluginOptions::grant(no_grant()))
+            .await
+            .unwrap();
+        let session = Arc::new(set.session("spinner", None).unwrap());
+        // Started, so that the spin below is all guest code.
+        let warm = session.call_tool("ok", "x", CallOptions::default()).await;
+        assert_eq!(warm.unwrap(), "ok:x");
+        let started = Instant::now();
+        let spinner = session.clone();
+        let spin = tokio::spawn(async move {
+            let options = CallOptions::within(Duration::from_secs(2));
+            let outcome = spinner.call_tool("spin", "", options).await;
+            (outcome, started.elapsed())
+        });
+        let sleeps = tokio::spawn(async move {
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            started.elapsed()
+        });
+        let slept = sleeps.await.unwrap();
+        let (outcome, spun) = spin.await.unwrap();
+        let error = outcome.unwrap_err().to_string();
+        assert!(error.contains("did not finish within 2.0 s"), "{error}");
+        assert!(
+            slept < Duration::from_millis(1000),
+            "ten 10 ms sleeps beside a spinning guest took {slept:?}"
+        );
+        assert!(
+            spun < Duration::from_millis(2200),
+            "a call with a 2 s deadline was stopped after {spun:?}"
+        );
+    });
+}

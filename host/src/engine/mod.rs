@@ -368,9 +368,20 @@ impl Runtime {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(1);
-        store.epoch_deadline_async_yield_and_update(1);
+        store.epoch_deadline_callback(|_| Ok(yield_to_runtime()));
         Ok(store)
     }
+}
+
+/// What a guest does at each epoch tick: it yields to the runtime through
+/// tokio's `yield_now`, which lets the runtime look at its timers and I/O
+/// before the guest runs again. (A guest that woke itself, as wasmtime's
+/// own yield does, was polled again at once: on a runtime whose other
+/// tasks wait on timers and I/O — a served plugin's calls, its deadlines,
+/// the next request — those were looked at only every 61 polls, ~0.6 s
+/// of a spinning guest, and a deadline fired that late.)
+fn yield_to_runtime() -> wasmtime::UpdateDeadline {
+    wasmtime::UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))
 }
 
 /// A single-threaded tokio runtime with the timer and I/O drivers, as the
