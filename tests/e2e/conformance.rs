@@ -110,6 +110,12 @@ pub fn replay_with(
 /// Replays every transcript of `tests/conformance/` with `start`, and fails
 /// listing each transcript that did not pass.
 pub(crate) fn replay_all(start: impl Fn(&str, &[&str]) -> Session) {
+    replay_each(|file| replay_with(file, &start));
+}
+
+/// Runs `replay` on every transcript of `tests/conformance/`, and fails
+/// listing each transcript that did not pass.
+pub(crate) fn replay_each(replay: impl Fn(&Path) -> Result<(), String>) {
     let dir = workspace_root().join("tests").join("conformance");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/conformance exists")
@@ -124,11 +130,7 @@ pub(crate) fn replay_all(start: impl Fn(&str, &[&str]) -> Session) {
     );
     let failures: Vec<String> = files
         .iter()
-        .filter_map(|f| {
-            replay_with(f, &start)
-                .err()
-                .map(|e| format!("{}: {e}", f.display()))
-        })
+        .filter_map(|f| replay(f).err().map(|e| format!("{}: {e}", f.display())))
         .collect();
     assert!(
         failures.is_empty(),
