@@ -57,10 +57,21 @@ fn matches(expected: &Value, actual: &Value, path: &str, extra: &[&str]) -> Resu
     }
 }
 
-/// Replays a transcript against the session `start(plugin, args)` returns.
+/// Replays a transcript against the session `start(plugin, args)` returns;
+/// the launcher must exit 0 at the end of its input.
 pub fn replay_with(
     file: &Path,
     start: impl FnOnce(&str, &[&str]) -> Session,
+) -> Result<(), String> {
+    replay_judged(file, start, |status| status.success())
+}
+
+/// [`replay_with`], with `ended_well` judging the launcher's exit status
+/// once every response matched.
+pub fn replay_judged(
+    file: &Path,
+    start: impl FnOnce(&str, &[&str]) -> Session,
+    ended_well: impl FnOnce(std::process::ExitStatus) -> bool,
 ) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
@@ -101,7 +112,7 @@ pub fn replay_with(
         return Err(format!("a response after the last expected one: {more}"));
     }
     let (status, stderr) = session.finish();
-    if !status.success() {
+    if !ended_well(status) {
         return Err(format!("exit status {status}; stderr:\n{stderr}"));
     }
     Ok(())

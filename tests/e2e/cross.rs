@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::attacks::Tree;
-use crate::conformance::{replay_each, replay_with};
+use crate::conformance::{replay_each, replay_judged};
 use crate::support::{Session, guest, launcher, spec_snapshot, tool, workspace_root};
 
 /// The cross build under test.
@@ -127,33 +127,26 @@ impl Cross {
     /// Whether `what` ended well: exit code 0, or ended by Wine (above,
     /// said on stderr) with its output left to the caller's checks.
     fn ended_well(&self, status: ExitStatus, what: &str) -> bool {
-        if self.ended_by_wine(status) {
+        let by_wine = self.ended_by_wine(status);
+        if by_wine {
             eprintln!(
                 "{what}: Wine ended the process by SIGKILL after its Windows side ended; its exit code is lost, its output is checked"
             );
         }
-        status.success() || self.ended_by_wine(status)
+        status.success() || by_wine
     }
 
-    /// Replays `transcript` with `start`. When Wine ends the process by
-    /// SIGKILL after its last response (above), the exit code at EOF is
-    /// lost: that one outcome is replayed once more, said on stderr, and
-    /// must pass the second time.
+    /// Replays `transcript` with `start`: every response must match, and
+    /// nothing more come after the end of the input; the exit status is
+    /// judged by [`Cross::ended_well`].
     fn replay(
         &self,
         transcript: &Path,
-        start: impl Fn(&str, &[&str]) -> Session,
+        start: impl FnOnce(&str, &[&str]) -> Session,
     ) -> Result<(), String> {
-        match replay_with(transcript, &start) {
-            Err(e) if self.windows() && e.starts_with("exit status signal: 9 ") => {
-                eprintln!(
-                    "{}: Wine ended the process by SIGKILL after its last response; replaying once more:\n{e}",
-                    transcript.display()
-                );
-                replay_with(transcript, &start)
-            }
-            other => other,
-        }
+        replay_judged(transcript, start, |status| {
+            self.ended_well(status, &transcript.display().to_string())
+        })
     }
 
     /// Replays `transcript` against `packed` spawned as LingXi spawns it.
