@@ -140,6 +140,30 @@ pub fn pin_to_one_cpu() -> rustix::thread::CpuSet {
     all
 }
 
+/// Processes a per-call ratio is measured in. One process has a ratio of
+/// its own: where the loader and the allocators put code and data moves
+/// `call_tool / bare` by about ±0.04 on the 2-core VM, so one process is
+/// not the build. The benches print the median over processes, and each.
+pub const PROCESSES: usize = 5;
+
+/// Runs this bench again, with `envs` set (one of them tells it what to
+/// measure), and returns the numbers the child printed.
+pub fn numbers_from_child(envs: &[(&str, &std::ffi::OsStr)]) -> Vec<f64> {
+    let output = Command::new(std::env::current_exe().expect("bench"))
+        .envs(envs.iter().copied())
+        .output()
+        .expect("child");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{envs:?}: {said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    said.split_whitespace()
+        .map(|n| n.parse().unwrap_or_else(|_| panic!("{envs:?}: {said}")))
+        .collect()
+}
+
 /// The middle sample.
 pub fn median<T: Copy + PartialOrd>(mut samples: Vec<T>) -> T {
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));

@@ -6,7 +6,9 @@
 //!   (ii) a bare wasmtime call of the same export of the same component on
 //!   an engine configured the same way, with no sandbox bookkeeping
 //!   (target: within 1.3×); and the same call with a receipt asked for
-//!   (`CallOptions::with_receipt`), against the call without;
+//!   (`CallOptions::with_receipt`), against the call without; measured in
+//!   five processes, since one process has a ratio of its own (each row is
+//!   the median over them, and each process's ratio is shown);
 //! - P4: 10 000 sessions, each with an initialized probe instance, in this
 //!   process: resident memory (target ≤ 512 MiB) and the median time to
 //!   create and initialize one (target ≤ 50 µs);
@@ -31,7 +33,7 @@ use lingxi_wasm_host::CallOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{median, rss};
+use common::{PROCESSES, median, numbers_from_child, rss};
 use lingxi_wasm_host::{PluginOptions, PluginSet, ReceiptSlot, Runtime, RuntimeConfig, no_grant};
 
 const CALLS: usize = 20_000;
@@ -79,7 +81,14 @@ async fn calls_with(session: &lingxi_wasm_host::Session, tool: &str, options: Ca
     median(rounds)
 }
 
+/// The environment variable that makes a child measure P3's calls of the
+/// probe at this path ([`p3_calls`]).
+const P3_CHILD: &str = "LINGXI_EMBED_P3_PROBE";
+
 fn main() {
+    if let Some(probe) = std::env::var_os(P3_CHILD) {
+        return p3_calls(std::path::Path::new(&probe));
+    }
     let guests = pipes::build();
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -93,7 +102,7 @@ fn main() {
     let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| w == section);
     println!("\nin-process calls of examples/probe (lingxi-wasm-host PluginSet)");
     if run("p3") {
-        p3(&tokio, &guests);
+        p3(&guests);
     }
     if run("p4") {
         p4(&tokio, &guests);
@@ -110,25 +119,25 @@ fn pooled() -> Runtime {
     Runtime::with_config(RuntimeConfig::pooled(SESSIONS as u32 + 16)).expect("runtime")
 }
 
-fn p3(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
-    let (in_process, bare, receipted) = tokio.block_on(async {
-        let set = set_of(pooled(), &[&guests.probe]).await;
-        let session = set.session("bench", None).expect("session");
-        let mut in_process = Vec::new();
-        let mut bare_rounds = Vec::new();
-        let mut receipted = Vec::new();
-        let mut bare = bare::Bare::new(&guests.probe).await;
-        let slot = ReceiptSlot::new();
-        for _ in 0..3 {
-            in_process.push(call_cost(&session, "probe.echo").await);
-            bare_rounds.push(bare.cost(CALLS, ROUNDS, ARGS).await);
-            let asked = CallOptions::default().with_receipt(&slot);
-            receipted.push(calls_with(&session, "probe.echo", asked).await);
-        }
-        (median(in_process), median(bare_rounds), median(receipted))
-    });
+/// P3's in-process rows are measured in [`PROCESSES`] processes (one
+/// process has a ratio of its own): each row is the median over processes,
+/// each ratio the median of each process's own.
+fn p3(guests: &pipes::Guests) {
+    let runs: Vec<[f64; 3]> = (0..PROCESSES)
+        .map(|_| {
+            let said = numbers_from_child(&[(P3_CHILD, guests.probe.as_ref())]);
+            said.try_into()
+                .unwrap_or_else(|n| panic!("P3 child said {n:?}"))
+        })
+        .collect();
+    let column = |i: usize| median(runs.iter().map(|run| run[i]).collect());
+    let [in_process, bare, receipted] = [0, 1, 2].map(column);
+    let ratios: Vec<f64> = runs.iter().map(|run| run[0] / run[1]).collect();
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
     let (pipe, pipe_pinned) = pipes::round_trips(&guests.native);
-    println!("P3: warm probe.echo, µs per call (median of 3 × {ROUNDS} rounds of {CALLS})");
+    println!(
+        "P3: warm probe.echo, µs per call (median of {PROCESSES} processes, each the median of 3 × {ROUNDS} rounds of {CALLS})"
+    );
     println!("  Session::call_tool                      {in_process:8.2}");
     println!("  bare wasmtime call, same export         {bare:8.2}");
     println!("  Session::call_tool, receipt asked for   {receipted:8.2}");
@@ -140,15 +149,45 @@ fn p3(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
         "  round trip / call_tool = {speedup:.1}×   (target ≥ 10×: {})",
         verdict(speedup >= 10.0)
     );
-    let overhead = in_process / bare;
+    let overhead = median(ratios);
     println!(
-        "  call_tool / bare call  = {overhead:.2}    (target ≤ 1.3: {})",
-        verdict(overhead <= 1.3)
+        "  call_tool / bare call  = {overhead:.2}    (target ≤ 1.3: {}; each process: {})",
+        verdict(overhead <= 1.3),
+        each.join(" ")
     );
+    let receipt: Vec<f64> = runs.iter().map(|run| run[2] / run[0]).collect();
     println!(
         "  with receipt / without = {:.2}    (what asking for one costs; nobody asking costs a flag test)",
-        receipted / in_process
+        median(receipt)
     );
+}
+
+/// In a child: µs per warm `call_tool` of `probe`, per bare call of the
+/// same export, and per `call_tool` with a receipt asked for, alternated
+/// three times, each the median of its rounds.
+fn p3_calls(probe: &std::path::Path) {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let (in_process, bare, receipted) = tokio.block_on(async {
+        let set = set_of(pooled(), &[probe]).await;
+        let session = set.session("bench", None).expect("session");
+        let mut in_process = Vec::new();
+        let mut bare_rounds = Vec::new();
+        let mut receipted = Vec::new();
+        let mut bare = bare::Bare::new(probe).await;
+        let slot = ReceiptSlot::new();
+        for _ in 0..3 {
+            in_process.push(call_cost(&session, "probe.echo").await);
+            bare_rounds.push(bare.cost(CALLS, ROUNDS, ARGS).await);
+            let asked = CallOptions::default().with_receipt(&slot);
+            receipted.push(calls_with(&session, "probe.echo", asked).await);
+        }
+        (median(in_process), median(bare_rounds), median(receipted))
+    });
+    println!("{in_process} {bare} {receipted}");
 }
 
 fn p4(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {

@@ -4,7 +4,8 @@
 //! through the `extism` crate (1.30.0, the newest whose engine builds with
 //! this toolchain), with and without Extism's timeout and memory cap:
 //!
-//! - per-call latency of a warm call;
+//! - per-call latency of a warm call (in five processes: one process has
+//!   a ratio of its own; each row is the median over them);
 //! - instantiate + first call;
 //! - memory per live instance, 1 000 instances (each measured in a process
 //!   of its own, so that one side's freed memory is not the next's);
@@ -22,11 +23,11 @@ mod common;
 mod extism_host;
 mod ours;
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use common::{median, rss};
+use common::{PROCESSES, median, numbers_from_child, rss};
 use extism_host::Setup;
 
 const CALLS: usize = 20_000;
@@ -41,6 +42,8 @@ const MEMORY_PAGES: u32 = 4096;
 
 /// The environment variable a child process is told its side by.
 const MEMORY_SIDE: &str = "LINGXI_PEERS_MEMORY";
+/// The environment variable that makes a child measure the per-call rows.
+const PER_CALL: &str = "LINGXI_PEERS_PER_CALL";
 
 /// The guests, built from source.
 struct Guests {
@@ -49,6 +52,31 @@ struct Guests {
     extism: PathBuf,
     /// The same plug-in built for `wasm32-wasip1` (its WASI sleep).
     extism_wasi: PathBuf,
+}
+
+impl Guests {
+    /// What a child is told: what to measure (`key` = `value`) and where
+    /// the guests are.
+    fn envs<'a>(&'a self, key: &'a str, value: &'a str) -> [(&'a str, &'a OsStr); 5] {
+        [
+            (key, value.as_ref()),
+            ("LINGXI_PEERS_PROBE", self.probe.as_ref()),
+            ("LINGXI_PEERS_TESTBED", self.testbed.as_ref()),
+            ("LINGXI_PEERS_EXTISM", self.extism.as_ref()),
+            ("LINGXI_PEERS_EXTISM_WASI", self.extism_wasi.as_ref()),
+        ]
+    }
+
+    /// In a child: the guests its parent built ([`Guests::envs`]).
+    fn from_env() -> Guests {
+        let path = |key: &str| PathBuf::from(std::env::var_os(key).expect("guest path"));
+        Guests {
+            probe: path("LINGXI_PEERS_PROBE"),
+            testbed: path("LINGXI_PEERS_TESTBED"),
+            extism: path("LINGXI_PEERS_EXTISM"),
+            extism_wasi: path("LINGXI_PEERS_EXTISM_WASI"),
+        }
+    }
 }
 
 /// Extism's plug-in with a timeout and the memory cap of the project's
@@ -64,6 +92,9 @@ fn main() {
     if let Ok(side) = std::env::var(MEMORY_SIDE) {
         return memory_child(&side);
     }
+    if std::env::var_os(PER_CALL).is_some() {
+        return per_call_child();
+    }
     let folder = common::guests(&["probe", "testbed"]);
     let guests = Guests {
         probe: folder.join("probe.wasm"),
@@ -77,13 +108,52 @@ fn main() {
         .build()
         .expect("tokio");
     println!("\nthe probe's echo beside Extism 1.30.0 (extism-pdk 1.4.1, wasm32-unknown-unknown)");
-    per_call(&tokio, &guests);
+    per_call(&guests);
     first_call(&tokio, &guests);
     memory(&guests);
     enforcement(&tokio, &guests);
 }
 
-fn per_call(tokio: &tokio::runtime::Runtime, guests: &Guests) {
+/// The per-call rows, measured in [`PROCESSES`] processes (one process has
+/// a ratio of its own): each row is the median over processes, the ratio
+/// the median of each process's own, and each is shown.
+fn per_call(guests: &Guests) {
+    let runs: Vec<[f64; 4]> = (0..PROCESSES)
+        .map(|_| {
+            let said = numbers_from_child(&guests.envs(PER_CALL, "1"));
+            said.try_into()
+                .unwrap_or_else(|n| panic!("per-call child said {n:?}"))
+        })
+        .collect();
+    let column = |i: usize| median(runs.iter().map(|run| run[i]).collect());
+    let [session, floor, extism, extism_capped] = [0, 1, 2, 3].map(column);
+    let ratios: Vec<f64> = runs.iter().map(|run| run[0] / run[1]).collect();
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    let ratio = median(ratios);
+    println!(
+        "per-call latency, warm echo, µs (median of {PROCESSES} processes, each the median of 3 × {ROUNDS} rounds of {CALLS})"
+    );
+    println!("  Session::call_tool (deadline, memory cap, output caps)    {session:8.2}");
+    println!("  bare wasmtime 48 call of the same export (no bookkeeping) {floor:8.2}");
+    println!("  Extism Plugin::call, no timeout, no memory cap            {extism:8.2}");
+    println!("  Extism Plugin::call, timeout 10 s, memory max 256 MiB     {extism_capped:8.2}");
+    println!(
+        "  call_tool / bare = {ratio:.2} (target ≤ 1.3: {}; each process: {});  call_tool / Extism capped = {:.2}",
+        if ratio <= 1.3 { "met" } else { "NOT met" },
+        each.join(" "),
+        session / extism_capped
+    );
+}
+
+/// In a child: µs per warm call of `Session::call_tool`, the bare call and
+/// Extism's two, alternated three times, each the median of its rounds.
+fn per_call_child() {
+    let guests = Guests::from_env();
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
     let unlimited = extism_host::compiled(&guests.extism, Setup::default());
     let limited = extism_host::compiled(&guests.extism, capped(Duration::from_secs(10)));
     let mut free = extism_host::instance(&unlimited, ARGS);
@@ -100,23 +170,8 @@ fn per_call(tokio: &tokio::runtime::Runtime, guests: &Guests) {
             extism_capped.push(extism_host::cost(&mut capped, CALLS, ROUNDS, ARGS));
         }
     });
-    let [session, floor, extism, extism_capped]: [f64; 4] =
-        [session, floor, extism, extism_capped].map(median);
-    println!("per-call latency, warm echo, µs (median of 3 × {ROUNDS} rounds of {CALLS})");
-    println!("  Session::call_tool (deadline, memory cap, output caps)    {session:8.2}");
-    println!("  bare wasmtime 48 call of the same export (no bookkeeping) {floor:8.2}");
-    println!("  Extism Plugin::call, no timeout, no memory cap            {extism:8.2}");
-    println!("  Extism Plugin::call, timeout 10 s, memory max 256 MiB     {extism_capped:8.2}");
-    println!(
-        "  call_tool / bare = {:.2} (target ≤ 1.3: {});  call_tool / Extism capped = {:.2}",
-        session / floor,
-        if session / floor <= 1.3 {
-            "met"
-        } else {
-            "NOT met"
-        },
-        session / extism_capped
-    );
+    let medians = [session, floor, extism, extism_capped].map(median);
+    println!("{}", medians.map(|m| m.to_string()).join(" "));
 }
 
 /// Median µs of `n` runs of `make` (what is dropped afterwards is not timed).
@@ -178,26 +233,16 @@ fn memory(guests: &Guests) {
         ("bare", "bare wasmtime store + instance"),
         ("extism", "Extism Plugin (capped)"),
     ] {
-        let output = Command::new(std::env::current_exe().expect("bench"))
-            .env(MEMORY_SIDE, side)
-            .env("LINGXI_PEERS_PROBE", &guests.probe)
-            .env("LINGXI_PEERS_EXTISM", &guests.extism)
-            .output()
-            .expect("child");
-        let said = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "{side}: {said}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        println!("  {what:<58} {:>8}", said.trim());
+        let [kib] = numbers_from_child(&guests.envs(MEMORY_SIDE, side))[..] else {
+            panic!("{side}: one number expected");
+        };
+        println!("  {what:<58} {kib:>8.1}");
     }
 }
 
 /// In a child: creates the instances of `side` and prints KiB of RSS each.
 fn memory_child(side: &str) {
-    let path = |key: &str| PathBuf::from(std::env::var(key).expect("guest path"));
-    let (probe, extism) = (path("LINGXI_PEERS_PROBE"), path("LINGXI_PEERS_EXTISM"));
+    let Guests { probe, extism, .. } = Guests::from_env();
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
