@@ -146,6 +146,35 @@ pub fn pin_to_one_cpu() -> rustix::thread::CpuSet {
 /// not the build. The benches print the median over processes, and each.
 pub const PROCESSES: usize = 5;
 
+/// How far apart the processes' ratios may be for a verdict: on a quiet
+/// 2-core VM they fall within 0.08 of each other; far more means something
+/// else ran on the machine, and the median says nothing about the build.
+pub const SPREAD: f64 = 0.15;
+
+/// A per-call ratio over processes against `target`: its median (three
+/// decimals: the verdict is on the number as measured, not as rounded),
+/// the verdict, and each process's ratio.
+pub fn ratio_verdict(ratios: Vec<f64>, target: f64) -> String {
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ratio = median(ratios);
+    let verdict = if high - low > SPREAD {
+        format!(
+            "no verdict: the processes differ by {:.2}, more than {SPREAD}; run it on a quiet machine",
+            high - low
+        )
+    } else if ratio <= target {
+        "met".to_owned()
+    } else {
+        "NOT met".to_owned()
+    };
+    format!(
+        "{ratio:.3} (target ≤ {target}: {verdict}; each process: {})",
+        each.join(" ")
+    )
+}
+
 /// Runs this bench again, with `envs` set (one of them tells it what to
 /// measure), and returns the numbers the child printed.
 pub fn numbers_from_child(envs: &[(&str, &std::ffi::OsStr)]) -> Vec<f64> {

@@ -1,8 +1,12 @@
 //! The floor of an in-process call: wasmtime calling the probe's
 //! `execute-tool` export on one instance, with bindings of its own and no
 //! sandbox bookkeeping (no deadline timer, no output budget, no counters,
-//! no session routing), on an engine built like a pooled `Runtime`: async
-//! calls, epoch interruption, 256 MiB memory reservations.
+//! no memory limiter, no epoch ticker, no session routing), on an engine
+//! configured as a `Runtime`'s in what a call touches: async calls, epoch
+//! interruption, 256 MiB memory reservations without guard pages. Its
+//! instances are allocated on demand, not pooled (the pooling allocator
+//! measured the same per call: the book, `performance/in-process.md`), and
+//! its code is in wasmtime's own code memory.
 
 use std::path::Path;
 use std::time::Instant;

@@ -72,7 +72,7 @@ pub async fn memory(probe: &Path, n: usize, arguments: &str) -> f64 {
             .expect("call");
         sessions.push(session);
     }
-    let each = (rss() - before) as f64 / n as f64;
+    let each = rss().saturating_sub(before) as f64 / n as f64;
     for session in sessions {
         session.close().await;
     }
