@@ -140,6 +140,16 @@ pub fn pin_to_one_cpu() -> rustix::thread::CpuSet {
     all
 }
 
+/// The runtime the in-process benches call on: two workers, as many as
+/// the 2-core VM has cores, timers and I/O enabled.
+pub fn tokio() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio")
+}
+
 /// Processes a per-call ratio is measured in. One process has a ratio of
 /// its own: where the loader and the allocators put code and data moves
 /// `call_tool / bare` by about ±0.04 on the 2-core VM, so one process is

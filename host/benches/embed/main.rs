@@ -90,11 +90,7 @@ fn main() {
         return p3_calls(std::path::Path::new(&probe));
     }
     let guests = pipes::build();
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = common::tokio();
     let wanted: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -165,11 +161,7 @@ fn p3(guests: &pipes::Guests) {
 /// same export, and per `call_tool` with a receipt asked for, alternated
 /// three times, each the median of its rounds.
 fn p3_calls(probe: &std::path::Path) {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = common::tokio();
     let (in_process, bare, receipted) = tokio.block_on(async {
         let set = set_of(pooled(), &[probe]).await;
         let session = set.session("bench", None).expect("session");

@@ -102,11 +102,7 @@ fn main() {
         extism: extism_host::build("wasm32-unknown-unknown"),
         extism_wasi: extism_host::build("wasm32-wasip1"),
     };
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = common::tokio();
     println!("\nthe probe's echo beside Extism 1.30.0 (extism-pdk 1.4.1, wasm32-unknown-unknown)");
     per_call(&guests);
     first_call(&tokio, &guests);
@@ -146,11 +142,7 @@ fn per_call(guests: &Guests) {
 /// Extism's two, alternated three times, each the median of its rounds.
 fn per_call_child() {
     let guests = Guests::from_env();
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = common::tokio();
     let unlimited = extism_host::compiled(&guests.extism, Setup::default());
     let limited = extism_host::compiled(&guests.extism, capped(Duration::from_secs(10)));
     let mut free = extism_host::instance(&unlimited, ARGS);
@@ -240,11 +232,7 @@ fn memory(guests: &Guests) {
 /// In a child: creates the instances of `side` and prints KiB of RSS each.
 fn memory_child(side: &str) {
     let Guests { probe, extism, .. } = Guests::from_env();
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = common::tokio();
     let per_instance = match side {
         "ours" => tokio.block_on(ours::memory(&probe, INSTANCES, ARGS)),
         "bare" => tokio.block_on(async {
