@@ -15,6 +15,7 @@ mod cross;
 mod embed;
 mod embed_contracts;
 mod embed_load;
+mod embed_mounts;
 mod embed_pool;
 mod first_hour;
 mod function_cache;

@@ -6,9 +6,12 @@
 //!   (ii) a bare wasmtime call of the same export of the same component on
 //!   an engine configured the same way, with no sandbox bookkeeping
 //!   (target: within 1.3×); and the same call with a receipt asked for
-//!   (`CallOptions::with_receipt`), against the call without; measured in
-//!   five processes, since one process has a ratio of its own (each row is
-//!   the median over them, and each process's ratio is shown);
+//!   (`CallOptions::with_receipt`), against the call without; and the same
+//!   call of a probe that mounts the workspace root and a folder named
+//!   under it (`{root}/src`), as a plugin with `projectRead` and a learned
+//!   policy does, against the bare call; measured in five processes, since
+//!   one process has a ratio of its own (each row is the median over them,
+//!   and each process's ratio is shown);
 //! - P4: 10 000 sessions, each with an initialized probe instance, in this
 //!   process: resident memory (target ≤ 512 MiB) and the median time to
 //!   create and initialize one (target ≤ 50 µs);
@@ -124,7 +127,7 @@ fn pooled() -> Runtime {
 /// process has a ratio of its own): each row is the median over processes,
 /// each ratio the median of each process's own.
 fn p3(guests: &pipes::Guests) {
-    let runs: Vec<[f64; 3]> = (0..PROCESSES)
+    let runs: Vec<[f64; 4]> = (0..PROCESSES)
         .map(|_| {
             let said = numbers_from_child(&[(P3_CHILD, guests.probe.as_ref())]);
             said.try_into()
@@ -132,7 +135,7 @@ fn p3(guests: &pipes::Guests) {
         })
         .collect();
     let column = |i: usize| median(runs.iter().map(|run| run[i]).collect());
-    let [in_process, bare, receipted] = [0, 1, 2].map(column);
+    let [in_process, bare, receipted, mounted] = [0, 1, 2, 3].map(column);
     let ratios: Vec<f64> = runs.iter().map(|run| run[0] / run[1]).collect();
     let (pipe, pipe_pinned) = pipes::round_trips(&guests.native);
     println!(
@@ -141,6 +144,7 @@ fn p3(guests: &pipes::Guests) {
     println!("  Session::call_tool                      {in_process:8.2}");
     println!("  bare wasmtime call, same export         {bare:8.2}");
     println!("  Session::call_tool, receipt asked for   {receipted:8.2}");
+    println!("  Session::call_tool, {{root}}/src mounted  {mounted:8.2}");
     println!(
         "  JSONL round trip to the native probe    {pipe:8.2}   pinned to 1 CPU {pipe_pinned:8.2}"
     );
@@ -155,30 +159,43 @@ fn p3(guests: &pipes::Guests) {
         "  with receipt / without = {:.2}    (what asking for a receipt costs a call)",
         median(receipt)
     );
+    let mounting: Vec<f64> = runs.iter().map(|run| run[3] / run[1]).collect();
+    println!(
+        "  mounted / bare call    = {:.3}   (the call of a plugin that mounts the root and a folder under it)",
+        median(mounting)
+    );
 }
 
 /// In a child: µs per warm `call_tool` of `probe`, per bare call of the
-/// same export, and per `call_tool` with a receipt asked for, alternated
-/// three times, each the median of its rounds.
+/// same export, per `call_tool` with a receipt asked for, and per
+/// `call_tool` of a probe that mounts a workspace, alternated three times,
+/// each the median of its rounds.
 fn p3_calls(probe: &std::path::Path) {
     let tokio = common::tokio();
-    let (in_process, bare, receipted) = tokio.block_on(async {
-        let set = set_of(pooled(), &[probe]).await;
-        let session = set.session("bench", None).expect("session");
-        let mut in_process = Vec::new();
-        let mut bare_rounds = Vec::new();
-        let mut receipted = Vec::new();
-        let mut bare = bare::Bare::new(probe).await;
-        let slot = ReceiptSlot::new();
-        for _ in 0..3 {
-            in_process.push(call_cost(&session, "probe.echo").await);
-            bare_rounds.push(bare.cost(CALLS, ROUNDS, ARGS).await);
-            let asked = CallOptions::default().with_receipt(&slot);
-            receipted.push(calls_with(&session, "probe.echo", asked).await);
-        }
-        (median(in_process), median(bare_rounds), median(receipted))
-    });
-    println!("{in_process} {bare} {receipted}");
+    let (in_process, bare, receipted, mounted) = tokio
+        .block_on(async {
+            let set = set_of(pooled(), &[probe]).await;
+            let session = set.session("bench", None).expect("session");
+            let mut in_process = Vec::new();
+            let mut bare_rounds = Vec::new();
+            let mut receipted = Vec::new();
+            let mut bare = bare::Bare::new(probe).await;
+            let slot = ReceiptSlot::new();
+            let mounting = Mounting::new(probe).await;
+            let mut mounted = Vec::new();
+            for _ in 0..3 {
+                in_process.push(call_cost(&session, "probe.echo").await);
+                bare_rounds.push(bare.cost(CALLS, ROUNDS, ARGS).await);
+                let asked = CallOptions::default().with_receipt(&slot);
+                receipted.push(calls_with(&session, "probe.echo", asked).await);
+                mounted.push(call_cost(&mounting.session, "probe.echo").await);
+            }
+            let medians = [in_process, bare_rounds, receipted, mounted].map(median);
+            mounting.session.close().await;
+            medians
+        })
+        .into();
+    println!("{in_process} {bare} {receipted} {mounted}");
 }
 
 fn p4(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
@@ -293,4 +310,42 @@ fn scaling(tokio: &tokio::runtime::Runtime, guests: &pipes::Guests) {
         contended / idle,
         verdict(contended / idle <= 2.0)
     );
+}
+
+/// The probe as a plugin with a project sees it: granted what it declares
+/// (`projectRead`), with `{root}/src` named under the root, in a session
+/// whose snapshot's root is a scratch folder with `src` in it.
+struct Mounting {
+    session: lingxi_wasm_host::Session,
+    _set: PluginSet,
+    _root: tempfile::TempDir,
+}
+
+impl Mounting {
+    async fn new(probe: &std::path::Path) -> Mounting {
+        use lingxi_wasm_host::policy::{Grant, UnderRoot};
+        let root = tempfile::tempdir().expect("root");
+        std::fs::create_dir_all(root.path().join("src")).expect("src");
+        let grant = Grant {
+            in_root: UnderRoot {
+                read: vec!["src".into()],
+                ..UnderRoot::default()
+            },
+            ..Grant::default()
+        };
+        let mut set = PluginSet::new(pooled());
+        let options = PluginOptions::grant(grant);
+        set.load_file(probe, options).await.expect("load");
+        let session = set.session("mounted", None).expect("session");
+        let sent = serde_json::json!({"observedAt": 1_800_000_000, "ipcVersion": 1,
+            "workspace": {"rootPath": root.path(), "isGitRepository": false, "coreVersion": "1.1.0"}});
+        let snapshot =
+            lingxi_wasm_host::convert::snapshot(serde_json::from_value(sent).expect("dto"));
+        session.set_snapshot(snapshot).expect("snapshot");
+        Mounting {
+            session,
+            _set: set,
+            _root: root,
+        }
+    }
 }

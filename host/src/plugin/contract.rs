@@ -36,10 +36,12 @@ impl PluginHost {
         self.contracts = Some(contracts);
     }
 
-    /// The directories path parameters may point into now.
+    /// The directories path parameters may point into, under the latest
+    /// snapshot's root (the folders named under it as found when the
+    /// snapshot was accepted, or when the instance last started).
     pub fn roots(&self) -> Roots {
-        let folders = self.folders();
-        Roots::of(&self.policy, &folders.grant, folders.workspace.as_deref())
+        let mounts = &self.mounts;
+        Roots::of(&self.policy, mounts.grant(&self.grant), self.known_root())
     }
 
     /// `tool.execute` under its tool's contract, within `deadline`.

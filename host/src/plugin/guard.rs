@@ -4,7 +4,7 @@
 //! and what a failure does to the instance and the counters.
 
 use std::fmt::Display;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +15,6 @@ use crate::effects::{Metered, ReceiptSlot};
 use crate::error::CallError;
 use crate::limits::cap_text;
 use crate::observe::Ending;
-use crate::policy::Folders;
 use crate::policy::receipt::Receipt;
 use crate::policy::secrets::Redactor;
 use crate::recovery::classify;
@@ -24,23 +23,16 @@ use crate::recovery::classify;
 const SANDBOX_NOTE: &str = "[refused by the sandbox:";
 
 impl PluginHost {
-    /// What the grant mounts under the current snapshot's root.
-    pub(super) fn folders(&self) -> Folders<'_> {
-        let workspace = self.snapshot.as_ref().and_then(|s| s.workspace.as_ref());
-        self.grant
-            .folders(workspace.map(|w| Path::new(&w.root_path)))
-    }
-
     /// Where the workspace should be mounted now, if the policy mounts it.
-    fn desired_root(&self) -> Option<PathBuf> {
+    fn desired_root(&self) -> Option<&Path> {
         self.policy.workspace_access()?;
         self.known_root()
     }
 
     /// The workspace root, mounted or not: fixed by the user, else the
     /// snapshot's (or the folder under it the grant names).
-    pub(super) fn known_root(&self) -> Option<PathBuf> {
-        self.folders().workspace
+    pub(super) fn known_root(&self) -> Option<&Path> {
+        self.mounts.workspace.as_deref()
     }
 
     /// Makes sure a live instance exists that mounts the current workspace
@@ -77,10 +69,18 @@ impl PluginHost {
             );
             self.live = None;
         }
-        Ok(self
-            .live
-            .as_ref()
-            .is_some_and(|live| live.root == self.desired_root()))
+        let generation = self.mounts.generation;
+        let Some(live) = &self.live else {
+            return Ok(false);
+        };
+        if live.mounts_seen == generation {
+            return Ok(true);
+        }
+        let current = live.root.as_deref() == self.desired_root();
+        if let Some(live) = self.live.as_mut().filter(|_| current) {
+            live.mounts_seen = generation;
+        }
+        Ok(current)
     }
 
     /// Starts an instance for `call` (see [`PluginHost::ensure_live`]).
@@ -89,7 +89,10 @@ impl PluginHost {
         call: &Call<'_>,
         deadline: &mut Deadline,
     ) -> Result<(), CallError> {
-        let root = self.desired_root();
+        // Looked up again right before they are opened: a folder under
+        // the root made a link out of it since the snapshot is left out.
+        self.resolve_mounts();
+        let root = self.desired_root().map(Path::to_path_buf);
         if self.live.is_some() {
             let now = match root.as_deref() {
                 Some(dir) => format!("{} is mounted as the workspace now", dir.display()),
@@ -105,7 +108,7 @@ impl PluginHost {
             self.tasks
                 .cancel_running("the workspace root changed", None);
         }
-        let folders = self.folders();
+        let folders = &self.mounts;
         // Said only where it matters: a plugin that mounts the project.
         let mounts = self.policy.workspace_access().is_some();
         let shared = (folders.shared_root.iter())
@@ -114,7 +117,7 @@ impl PluginHost {
         for left_out in shared.chain(folders.left_out.iter().map(|e| e as &dyn Display)) {
             tracing::warn!(plugin = %self.origin.plugin, session = %self.origin.session, "{left_out}");
         }
-        let grant = folders.grant.into_owned();
+        let grant = folders.grant(&self.grant).clone();
         let live = self.instantiate(root, &grant, call, *deadline).await?;
         self.live = Some(live);
         let for_initialize = matches!(call, Call::Initialize(_));

@@ -110,6 +110,7 @@ impl PluginHost {
             store,
             bindings,
             root,
+            mounts_seen: self.mounts.generation,
             outputs,
             budget,
             data_writable: data_writable.unwrap_or(false),
@@ -147,7 +148,7 @@ impl PluginHost {
     fn file_grants(&self, grant: &Grant, data: Option<bool>) -> FileGrants {
         let declared = |c| self.policy.declares(c);
         FileGrants {
-            root: self.known_root(),
+            root: self.known_root().map(Path::to_path_buf),
             project: self.policy.workspace_access(),
             declares_read: declared(Capability::ProjectRead),
             declares_write: declared(Capability::ProjectWrite),

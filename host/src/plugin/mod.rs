@@ -14,6 +14,7 @@ pub(crate) use contract::check_by;
 mod guard;
 mod handshake;
 mod instance;
+mod mounts;
 mod receipts;
 mod snapshot;
 mod task_instance;
@@ -22,6 +23,7 @@ pub(crate) use snapshot::replaces;
 
 use call::{Call, Reply};
 use handshake::{handshake_size, manifest_differences};
+use mounts::Mounts;
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -51,6 +53,9 @@ struct LiveInstance {
     store: Store<HostState>,
     bindings: PluginBindings,
     root: Option<PathBuf>,
+    /// The generation of the host's mounts whose workspace `root` was last
+    /// found to be: a call under the same ones compares no paths.
+    mounts_seen: u64,
     outputs: [GuestOutput; 2],
     budget: Arc<OutputBudget>,
     /// Whether the data directory is mounted read-write (so must be checked
@@ -71,6 +76,9 @@ pub struct PluginHost {
     policy: Policy,
     limits: Limits,
     snapshot: Option<Arc<wit::RuntimeSnapshot>>,
+    /// What the grant mounts under the snapshot's root, resolved when the
+    /// snapshot was accepted.
+    mounts: Mounts,
     live: Option<LiveInstance>,
     /// The last successful `plugin.initialize` request: replayed on every
     /// fresh instance so a restarted plugin is active again.
@@ -151,6 +159,7 @@ impl PluginHost {
             })
         });
         PluginHost {
+            mounts: Mounts::resolve(&grant, None),
             component,
             grant,
             policy,

@@ -16,6 +16,7 @@ impl PluginHost {
     pub fn apply_snapshot(&mut self, snapshot: wit::RuntimeSnapshot) -> Result<(), SnapshotError> {
         if replaces(self.snapshot.as_deref(), &snapshot)? {
             self.snapshot = Some(Arc::new(snapshot));
+            self.resolve_mounts();
         }
         Ok(())
     }
@@ -27,6 +28,7 @@ impl PluginHost {
     ) -> Result<(), SnapshotError> {
         if replaces(self.snapshot.as_deref(), &snapshot)? {
             self.snapshot = Some(snapshot);
+            self.resolve_mounts();
         }
         Ok(())
     }
