@@ -76,7 +76,8 @@ impl PluginHost {
         if live.mounts_seen == generation {
             return Ok(true);
         }
-        let current = live.root.as_deref() == self.desired_root();
+        let current =
+            live.root.as_deref() == self.desired_root() && self.mounts.opens(&live.under_root);
         if let Some(live) = self.live.as_mut().filter(|_| current) {
             live.mounts_seen = generation;
         }
@@ -93,18 +94,20 @@ impl PluginHost {
         // the root made a link out of it since the snapshot is left out.
         self.resolve_mounts();
         let root = self.desired_root().map(Path::to_path_buf);
-        if self.live.is_some() {
-            let now = match root.as_deref() {
+        if let Some(live) = self.live.take() {
+            let changed = match root.as_deref() {
+                _ if live.root == root => {
+                    "the folders named under the workspace root are others now".to_owned()
+                }
                 Some(dir) => format!("{} is mounted as the workspace now", dir.display()),
                 None => "no workspace is mounted now".to_owned(),
             };
             tracing::info!(
                 plugin = %self.origin.plugin, session = %self.origin.session,
-                "the workspace changed ({now}); restarting the plugin"
+                "the workspace changed ({changed}); restarting the plugin"
             );
-            self.live = None;
-            // Tasks mount the root they started with: none goes on in a
-            // workspace the user left.
+            // Tasks mount the folders they started with: none goes on in
+            // a workspace the user left.
             self.tasks
                 .cancel_running("the workspace root changed", None);
         }

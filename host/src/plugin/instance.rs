@@ -110,6 +110,7 @@ impl PluginHost {
             store,
             bindings,
             root,
+            under_root: self.mounts.under_root(),
             mounts_seen: self.mounts.generation,
             outputs,
             budget,

@@ -53,8 +53,10 @@ struct LiveInstance {
     store: Store<HostState>,
     bindings: PluginBindings,
     root: Option<PathBuf>,
-    /// The generation of the host's mounts whose workspace `root` was last
-    /// found to be: a call under the same ones compares no paths.
+    /// The folders named under the root it opened.
+    under_root: mounts::UnderRootMounts,
+    /// The generation of the host's mounts it was last found to mount: a
+    /// call under the same ones compares no paths.
     mounts_seen: u64,
     outputs: [GuestOutput; 2],
     budget: Arc<OutputBudget>,

@@ -6,10 +6,16 @@
 //! times the whole call, and one that mounts the root about 0.06 µs.
 //!
 //! A folder created or moved under the root is seen at the next snapshot
-//! (LingXi sends one before every call). An instance keeps the folders it
-//! opened whatever happens to their names later.
+//! (LingXi sends one before every call), or when an instance starts: the
+//! folders are looked up again right before an instance opens them, so a
+//! folder made a link out of the root since the snapshot (by the plugin,
+//! before crashing itself) is left out. An instance whose folders are not
+//! those of the latest snapshot (another root, or a folder under it that
+//! leads elsewhere now) is replaced; one keeps the folders it opened
+//! whatever happens to their names later.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::PluginHost;
@@ -61,6 +67,43 @@ impl Mounts {
     pub(super) fn grant<'a>(&'a self, own: &'a Grant) -> &'a Grant {
         self.resolved.as_ref().unwrap_or(own)
     }
+
+    /// The folders named under the root, as an instance opens them.
+    pub(super) fn under_root(&self) -> UnderRootMounts {
+        match &self.resolved {
+            Some(grant) => UnderRootMounts {
+                read: grant.allow_read.clone(),
+                write: grant.allow_write.clone(),
+                found_at: grant.mounted_from.clone(),
+            },
+            None => UnderRootMounts::default(),
+        }
+    }
+
+    /// Whether an instance that opened `opened` mounts these folders
+    /// named under the root: after the root changed, or a folder under it,
+    /// one that did not is replaced (the old project's folders stay
+    /// nowhere in reach).
+    pub(super) fn opens(&self, opened: &UnderRootMounts) -> bool {
+        match &self.resolved {
+            Some(grant) => {
+                grant.allow_read == opened.read
+                    && grant.allow_write == opened.write
+                    && grant.mounted_from == opened.found_at
+            }
+            None => *opened == UnderRootMounts::default(),
+        }
+    }
+}
+
+/// The folders named under the root an instance opened: made absolute
+/// against the root of its snapshot, and where each was found. Empty for
+/// a grant that names none.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct UnderRootMounts {
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    found_at: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl PluginHost {
@@ -107,6 +150,14 @@ mod tests {
         assert_eq!(mounts.workspace, Some(root.clone()));
         assert_eq!(mounts.grant(&grant).allow_read, vec![root.join("src")]);
         assert!(mounts.left_out.is_empty() && mounts.shared_root.is_none());
+        assert!(mounts.opens(&mounts.under_root()) && !none.opens(&mounts.under_root()));
+
+        // Another root: the same names, other folders.
+        let other = tempfile::tempdir().unwrap();
+        let other = dunce::canonicalize(other.path()).unwrap();
+        std::fs::create_dir_all(other.join("src")).unwrap();
+        let moved = Mounts::resolve(&grant, Some(&snapshot(&other)));
+        assert!(!moved.opens(&mounts.under_root()));
 
         // A grant naming nothing under the root is used as it is.
         let plain = Grant::default();
