@@ -76,8 +76,8 @@ impl PluginHost {
         if live.mounts_seen == generation {
             return Ok(true);
         }
-        let current =
-            live.root.as_deref() == self.desired_root() && self.mounts.opens(&live.under_root);
+        let current = live.root.as_deref() == self.desired_root()
+            && self.mounts.opens(live.under_root.as_deref());
         if let Some(live) = self.live.as_mut().filter(|_| current) {
             live.mounts_seen = generation;
         }

@@ -53,8 +53,8 @@ struct LiveInstance {
     store: Store<HostState>,
     bindings: PluginBindings,
     root: Option<PathBuf>,
-    /// The folders named under the root it opened.
-    under_root: mounts::UnderRootMounts,
+    /// The folders named under the root it opened, if the grant names any.
+    under_root: Option<Box<mounts::UnderRootMounts>>,
     /// The generation of the host's mounts it was last found to mount: a
     /// call under the same ones compares no paths.
     mounts_seen: u64,

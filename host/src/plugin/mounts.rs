@@ -34,8 +34,9 @@ pub(super) struct Mounts {
     pub(super) workspace: Option<PathBuf>,
     /// The grant with its folders under the root made absolute (those
     /// that could not be, left out); `None`: the grant as it is, which
-    /// names no folder under the root.
-    resolved: Option<Grant>,
+    /// names no folder under the root (most grants: boxed, so a session's
+    /// host of such a plugin stays small).
+    resolved: Option<Box<Grant>>,
     /// The folders under the root left out, and why.
     pub(super) left_out: Vec<RootFolderError>,
     /// The snapshot's root, if nothing is mounted from it because many
@@ -55,7 +56,7 @@ impl Mounts {
             workspace: folders.workspace,
             resolved: match folders.grant {
                 Cow::Borrowed(_) => None,
-                Cow::Owned(resolved) => Some(resolved),
+                Cow::Owned(resolved) => Some(Box::new(resolved)),
             },
             left_out: folders.left_out,
             shared_root: folders.shared_root,
@@ -65,41 +66,40 @@ impl Mounts {
     /// The grant as mounted: `own` (the grant these mounts were resolved
     /// from) with its folders under the root made absolute.
     pub(super) fn grant<'a>(&'a self, own: &'a Grant) -> &'a Grant {
-        self.resolved.as_ref().unwrap_or(own)
+        self.resolved.as_deref().unwrap_or(own)
     }
 
-    /// The folders named under the root, as an instance opens them.
-    pub(super) fn under_root(&self) -> UnderRootMounts {
-        match &self.resolved {
-            Some(grant) => UnderRootMounts {
-                read: grant.allow_read.clone(),
-                write: grant.allow_write.clone(),
-                found_at: grant.mounted_from.clone(),
-            },
-            None => UnderRootMounts::default(),
-        }
+    /// The folders named under the root, as an instance opens them
+    /// (`None`: the grant names none).
+    pub(super) fn under_root(&self) -> Option<Box<UnderRootMounts>> {
+        let grant = self.resolved.as_ref()?;
+        Some(Box::new(UnderRootMounts {
+            read: grant.allow_read.clone(),
+            write: grant.allow_write.clone(),
+            found_at: grant.mounted_from.clone(),
+        }))
     }
 
     /// Whether an instance that opened `opened` mounts these folders
     /// named under the root: after the root changed, or a folder under it,
     /// one that did not is replaced (the old project's folders stay
     /// nowhere in reach).
-    pub(super) fn opens(&self, opened: &UnderRootMounts) -> bool {
-        match &self.resolved {
-            Some(grant) => {
+    pub(super) fn opens(&self, opened: Option<&UnderRootMounts>) -> bool {
+        match (&self.resolved, opened) {
+            (Some(grant), Some(opened)) => {
                 grant.allow_read == opened.read
                     && grant.allow_write == opened.write
                     && grant.mounted_from == opened.found_at
             }
-            None => *opened == UnderRootMounts::default(),
+            (None, None) => true,
+            _ => false,
         }
     }
 }
 
 /// The folders named under the root an instance opened: made absolute
-/// against the root of its snapshot, and where each was found. Empty for
-/// a grant that names none.
-#[derive(Debug, Default, PartialEq)]
+/// against the root of its snapshot, and where each was found.
+#[derive(Debug)]
 pub(super) struct UnderRootMounts {
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
@@ -150,14 +150,15 @@ mod tests {
         assert_eq!(mounts.workspace, Some(root.clone()));
         assert_eq!(mounts.grant(&grant).allow_read, vec![root.join("src")]);
         assert!(mounts.left_out.is_empty() && mounts.shared_root.is_none());
-        assert!(mounts.opens(&mounts.under_root()) && !none.opens(&mounts.under_root()));
+        let opened = mounts.under_root();
+        assert!(mounts.opens(opened.as_deref()) && !none.opens(opened.as_deref()));
 
         // Another root: the same names, other folders.
         let other = tempfile::tempdir().unwrap();
         let other = dunce::canonicalize(other.path()).unwrap();
         std::fs::create_dir_all(other.join("src")).unwrap();
         let moved = Mounts::resolve(&grant, Some(&snapshot(&other)));
-        assert!(!moved.opens(&mounts.under_root()));
+        assert!(!moved.opens(opened.as_deref()));
 
         // A grant naming nothing under the root is used as it is.
         let plain = Grant::default();
